@@ -1,0 +1,107 @@
+// cvtrain's command line: CLI11 lives only here. Subcommands train (default), check and models;
+// recipe mistakes exit 2, runtime failures exit 1.
+#include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/models/registry.h"
+#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/train/trainer.h"
+
+namespace {
+
+constexpr const char* kOverridesHelp =
+    "KEY=VALUE overrides applied after the recipe, e.g. train.epochs=3 optim.lr=0.05 optim.betas=[0.9,0.95]";
+
+struct RecipeArgs {
+  std::string recipe;
+  std::vector<std::string> overrides;
+};
+
+void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required) {
+  auto* option = app.add_option("--recipe,-r", args.recipe, "YAML recipe file")->check(CLI::ExistingFile);
+  if (required) option->required();
+  app.add_option("overrides", args.overrides, kOverridesHelp);
+}
+
+cvtrain::Recipe load(const RecipeArgs& args) {
+  cvtrain::LoadOptions options;
+  options.overrides = args.overrides;
+  options.known_archs = cvtrain::model_names();
+  return cvtrain::load_recipe(args.recipe, options);
+}
+
+int run_check(const RecipeArgs& args) {
+  const cvtrain::Recipe recipe = load(args);
+  std::cout << "# resolved recipe: " << args.recipe << "\n"
+            << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
+            << recipe.train.accumulation << " x world size 1\n"
+            << cvtrain::recipe_to_yaml(recipe);
+  return 0;
+}
+
+int run_train(const RecipeArgs& args) {
+  const cvtrain::Recipe recipe = load(args);
+  const cvtrain::TrainSummary summary = cvtrain::train(recipe);
+  if (summary.top1 >= 0) std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5,
+                                     static_cast<long long>(summary.steps));
+  return 0;
+}
+
+int run_models() {
+  for (const auto& name : cvtrain::model_names()) std::cout << name << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cvtrain: distributed training of vision models from one YAML recipe.\n"
+               "  cvtrain --recipe recipes/quickstart.yaml [KEY=VALUE ...]   train (same as `cvtrain train`)\n"
+               "  cvtrain check --recipe FILE [KEY=VALUE ...]               validate and print the resolved recipe\n"
+               "  cvtrain models                                            list model architectures\n"
+               "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error.",
+               "cvtrain"};
+  app.set_version_flag("--version", "cvtrain 0.1.0");
+  RecipeArgs top, train_args, check_args;
+  add_recipe_args(app, top, false);
+  auto* train_cmd = app.add_subcommand("train", "Train as the recipe says (the default when no subcommand is given)");
+  add_recipe_args(*train_cmd, train_args, true);
+  auto* check_cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
+  add_recipe_args(*check_cmd, check_args, true);
+  auto* models_cmd = app.add_subcommand("models", "List the model architectures model.arch accepts");
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : cvtrain::kExitRecipeError;
+  }
+  try {
+    if (*check_cmd) return run_check(check_args);
+    if (*models_cmd) return run_models();
+    if (*train_cmd) return run_train(train_args);
+    if (top.recipe.empty()) {
+      std::cerr << app.help();
+      return cvtrain::kExitRecipeError;
+    }
+    return run_train(top);
+  } catch (const cvtrain::RecipeError& e) {
+    cvtrain::log::error("{}", e.what());
+    return cvtrain::kExitRecipeError;
+  } catch (const cvtrain::Error& e) {
+    cvtrain::log::error("{}", e.what());
+    return cvtrain::kExitRuntimeError;
+  } catch (const c10::Error& e) {
+    cvtrain::log::error("{}", e.what_without_backtrace());
+    return cvtrain::kExitRuntimeError;
+  } catch (const std::exception& e) {
+    cvtrain::log::error("{}", e.what());
+    return cvtrain::kExitRuntimeError;
+  }
+}

@@ -1,0 +1,29 @@
+// Error types shared by every layer: RecipeError (user mistake, exit 2) and Error (runtime, exit 1).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cvtrain {
+
+// A runtime failure: bad data on disk, an unwritable directory, a failed collective.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One or more mistakes in a recipe or its overrides; each problem names its key and origin.
+class RecipeError : public Error {
+ public:
+  explicit RecipeError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+inline constexpr int kExitRuntimeError = 1;
+inline constexpr int kExitRecipeError = 2;
+
+}  // namespace cvtrain

@@ -1,0 +1,68 @@
+// Batches for the training loop: worker threads decode and augment whole batches ahead of the
+// consumer (bounded by `prefetch`) and hand them over in order as normalised float tensors.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "cvtrain/data/dataset.h"
+#include "cvtrain/data/transforms.h"
+
+namespace cvtrain {
+
+struct Batch {
+  at::Tensor images;  // float [B, C, H, W], normalised
+  at::Tensor labels;  // int64 [B]
+};
+
+struct LoaderOptions {
+  int64_t batch_size = 1;
+  bool drop_last = false;
+  int64_t workers = 0;   // 0: batches are made on the caller's thread
+  int64_t prefetch = 2;  // batches made ahead of the consumer
+  std::vector<double> mean, std;
+  SampleTransform transform;
+};
+
+class BatchLoader {
+ public:
+  // `order` lists the dataset indices of this pass in the order they are consumed.
+  BatchLoader(const Dataset& dataset, std::vector<int64_t> order, LoaderOptions options);
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  int64_t num_batches() const { return num_batches_; }
+  // The next batch in order, or nullopt after the last; rethrows a worker's error.
+  std::optional<Batch> next();
+
+ private:
+  Batch make_batch(int64_t batch_index) const;
+  void worker_loop(int64_t worker);
+  void stop_workers();
+
+  const Dataset& dataset_;
+  std::vector<int64_t> order_;
+  LoaderOptions options_;
+  int64_t num_batches_ = 0;
+  int64_t next_batch_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable ready_;   // a batch was finished (or a worker failed)
+  std::condition_variable room_;    // the consumer took a batch
+  std::map<int64_t, Batch> finished_;
+  std::exception_ptr failure_;
+  int64_t failed_batch_ = -1;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace cvtrain

@@ -1,0 +1,41 @@
+// IDX files (MNIST, Fashion-MNIST), gzipped or raw: images idx3 uint8 plus labels idx1 uint8.
+#pragma once
+
+#include <string>
+
+#include "cvtrain/data/dataset.h"
+
+namespace cvtrain {
+
+// The raw contents of one IDX file of unsigned bytes.
+struct IdxArray {
+  std::vector<uint32_t> dims;
+  std::vector<uint8_t> data;
+};
+
+// Throws Error naming the file on a bad magic number, a non-uint8 type or a short file.
+IdxArray read_idx(const std::string& path);
+
+// The labels file that goes with an images file: "...-images-idx3-ubyte..." -> "...-labels-idx1-ubyte...".
+std::string idx_labels_path(const std::string& images_path);
+
+class IdxDataset : public Dataset {
+ public:
+  IdxDataset(const std::string& images_path, int64_t limit);
+  size_t size() const override { return count_; }
+  int64_t label(size_t index) const override { return labels_[index]; }
+  int64_t num_classes() const override { return num_classes_; }
+  int channels() const override { return 1; }
+  Image load(size_t index) const override;
+  std::string describe(size_t index) const override;
+
+ private:
+  std::string path_;
+  IdxArray images_;
+  std::vector<uint8_t> labels_;
+  size_t count_ = 0;
+  int height_ = 0, width_ = 0;
+  int64_t num_classes_ = 0;
+};
+
+}  // namespace cvtrain

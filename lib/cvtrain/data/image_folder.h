@@ -1,0 +1,32 @@
+// ImageFolder trees: one sub-folder per class (sorted names give labels), JPEG/PNG/... files inside.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cvtrain/data/dataset.h"
+
+namespace cvtrain {
+
+class ImageFolderDataset : public Dataset {
+ public:
+  ImageFolderDataset(const std::string& root, int64_t limit);
+  size_t size() const override { return files_.size(); }
+  int64_t label(size_t index) const override { return labels_[index]; }
+  int64_t num_classes() const override { return static_cast<int64_t>(classes_.size()); }
+  int channels() const override { return 3; }
+  Image load(size_t index) const override;
+  std::string describe(size_t index) const override { return files_[index]; }
+  const std::vector<std::string>& classes() const { return classes_; }
+
+ private:
+  std::vector<std::string> classes_;
+  std::vector<std::string> files_;
+  std::vector<int64_t> labels_;
+};
+
+// Decodes encoded bytes to RGB: JPEG through TurboJPEG, other formats through OpenCV when built
+// with imgcodecs. Throws Error naming `name` for anything it cannot decode.
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name);
+
+}  // namespace cvtrain

@@ -1,0 +1,14 @@
+// Factories of each architecture, one per source file; registry.cpp maps names onto them.
+#pragma once
+
+#include <memory>
+
+#include "cvtrain/models/classifier.h"
+
+namespace cvtrain {
+
+std::shared_ptr<Classifier> make_small_cnn(const ModelSpec& spec, int64_t in_channels);
+// depth: 18, 34 or 50 (torchvision layout and parameter names).
+std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_t in_channels);
+
+}  // namespace cvtrain

@@ -1,0 +1,47 @@
+// The model registry: architecture name -> factory.
+#include "cvtrain/models/registry.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/models/architectures.h"
+#include "cvtrain/recipe/recipe.h"
+
+namespace cvtrain {
+namespace {
+
+using Factory = std::function<std::shared_ptr<Classifier>(const ModelSpec&, int64_t)>;
+
+const std::map<std::string, Factory>& factories() {
+  static const std::map<std::string, Factory> table = {
+      {"small_cnn", make_small_cnn},
+      {"resnet18", [](const ModelSpec& s, int64_t c) { return make_resnet(18, s, c); }},
+      {"resnet34", [](const ModelSpec& s, int64_t c) { return make_resnet(34, s, c); }},
+      {"resnet50", [](const ModelSpec& s, int64_t c) { return make_resnet(50, s, c); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : factories()) names.push_back(name);
+  return names;
+}
+
+std::shared_ptr<Classifier> build_model(const ModelSpec& spec, int64_t in_channels) {
+  const auto it = factories().find(spec.arch);
+  if (it == factories().end()) {
+    const std::string guess = closest_match(spec.arch, model_names());
+    throw RecipeError({fmt::format("model.arch: unknown model '{}'{}; known: {}", spec.arch,
+                                   guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(model_names(), ", "))});
+  }
+  return it->second(spec, in_channels);
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,94 @@
+// The typed recipe: one struct per section, every field with its default. Torch- and YAML-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cvtrain {
+
+struct ModelSpec {
+  std::string arch = "small_cnn";  // see `cvtrain models`
+  int64_t num_classes = 10;
+  int64_t image_size = 28;         // square side fed to the network
+  int64_t in_channels = 0;         // 0: take it from the data
+  bool small_stem = false;         // ResNet: 3x3 stride-1 stem without max-pool, for small images
+};
+
+struct DataSpec {
+  std::string format = "idx";      // idx | imagefolder
+  std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
+  std::string val;
+  int64_t workers = 2;             // decode threads
+  int64_t prefetch = 2;            // batches prepared ahead
+  int64_t max_samples = 0;         // use only the first N training samples (0 = all)
+  int64_t max_val_samples = 0;     // use only the first N validation samples (0 = all)
+  std::vector<double> mean{0.485, 0.456, 0.406};
+  std::vector<double> std{0.229, 0.224, 0.225};
+};
+
+struct AugmentSpec {
+  bool hflip = false;
+  int64_t random_crop_padding = 0;           // zero-pad by P pixels, then crop back at random
+  std::vector<double> random_resized_crop;   // [min_scale, max_scale]; empty = off
+  double label_smoothing = 0.0;
+};
+
+struct TrainSpec {
+  int64_t epochs = 10;
+  int64_t max_steps = 0;       // > 0 stops after this many optimizer steps
+  int64_t global_batch = 0;    // any two of global_batch, micro_batch, accumulation determine the third
+  int64_t micro_batch = 0;
+  int64_t accumulation = 0;
+  double grad_clip = 0.0;      // max global gradient norm; 0 = off
+  int64_t log_every = 50;      // optimizer steps between metric lines
+  int64_t seed = 0;
+};
+
+struct OptimSpec {
+  std::string name = "sgd";    // sgd | adamw
+  double lr = 0.1;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 0.0;   // never applied to norm weights and biases
+  std::vector<double> betas{0.9, 0.999};
+  double eps = 1e-8;
+};
+
+struct ScheduleSpec {
+  std::string name = "cosine"; // cosine | step | constant
+  double warmup_epochs = 0.0;
+  double min_lr = 0.0;
+  std::vector<double> milestones;  // step: epochs at which lr is multiplied by gamma
+  double gamma = 0.1;
+};
+
+struct DistributedSpec {
+  int64_t nnodes = 1;
+  std::string nproc_per_node = "auto";  // auto | N
+  std::string backend = "auto";         // auto | nccl | gloo
+  int64_t timeout_s = 600;
+};
+
+struct CheckpointSpec {
+  int64_t every_steps = 0;     // 0: only at the end
+  int64_t keep = 3;
+  std::string resume = "none";
+};
+
+struct Recipe {
+  ModelSpec model;
+  DataSpec data;
+  AugmentSpec augment;
+  TrainSpec train;
+  OptimSpec optim;
+  ScheduleSpec schedule;
+  std::string precision = "fp32";  // fp32 | tf32 | bf16 | fp16
+  std::string strategy = "single"; // single | ddp | zero1 | zero2 | fsdp
+  std::string device = "auto";     // auto | cpu | cuda
+  DistributedSpec distributed;
+  CheckpointSpec checkpoint;
+  std::string output = "runs/default";
+};
+
+}  // namespace cvtrain

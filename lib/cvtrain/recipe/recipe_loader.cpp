@@ -1,0 +1,480 @@
+// Recipe loading: YAML files (with `base:` inheritance) and overrides are flattened into dotted
+// keys that remember where they came from, then read through one schema table that also prints.
+#include "cvtrain/recipe/recipe_loader.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
+
+namespace cvtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using MaybeError = std::optional<std::string>;
+
+// One value of the recipe and where it was set ("recipes/a.yaml:12" or "override 'x=1'").
+struct Leaf {
+  YAML::Node value;
+  std::string origin;
+};
+using Tree = std::map<std::string, Leaf>;
+
+class Problems {
+ public:
+  void add(const std::string& origin, const std::string& key, const std::string& message) {
+    list_.push_back(key.empty() ? fmt::format("{}: {}", origin, message)
+                                : fmt::format("{}: {}: {}", origin, key, message));
+  }
+  bool empty() const { return list_.empty(); }
+  void throw_if_any() const {
+    if (!list_.empty()) throw RecipeError(list_);
+  }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+// A leaf replaces the subtree below it and any leaf above it: later definitions win whole.
+void put_leaf(Tree& tree, const std::string& path, Leaf leaf) {
+  for (auto it = tree.lower_bound(path + "."); it != tree.end() && starts_with(it->first, path + ".");)
+    it = tree.erase(it);
+  for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1))
+    tree.erase(path.substr(0, dot));
+  tree[path] = std::move(leaf);
+}
+
+void flatten(const YAML::Node& map, const std::string& prefix,
+             const std::function<std::string(const YAML::Node&)>& origin_of, Tree& tree) {
+  for (const auto& item : map) {
+    const std::string path = prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
+    if (item.second.IsMap() && item.second.size() > 0)
+      flatten(item.second, path, origin_of, tree);
+    else
+      put_leaf(tree, path, Leaf{item.second, origin_of(item.first)});
+  }
+}
+
+void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, Problems& problems) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    problems.add(file.string(), "", "cannot read this recipe file");
+    return;
+  } catch (const YAML::ParserException& e) {
+    problems.add(fmt::format("{}:{}", file.string(), e.mark.line + 1), "", "YAML syntax error: " + e.msg);
+    return;
+  }
+  if (root.IsNull()) return;
+  if (!root.IsMap()) {
+    problems.add(file.string(), "", "a recipe must be a YAML map of sections (model:, data:, train: ...)");
+    return;
+  }
+  const auto origin_of = [&](const YAML::Node& key) { return fmt::format("{}:{}", file.string(), key.Mark().line + 1); };
+  const YAML::Node& const_root = root;
+  if (const YAML::Node base = const_root["base"]) {
+    const fs::path base_path = file.parent_path() / (base.IsScalar() ? base.Scalar() : "");
+    if (!base.IsScalar()) {
+      problems.add(origin_of(base), "base", "expected the path of another recipe");
+    } else if (std::find(chain.begin(), chain.end(), fs::weakly_canonical(base_path)) != chain.end()) {
+      problems.add(origin_of(base), "base", fmt::format("'{}' inherits from itself", base.Scalar()));
+    } else if (!fs::exists(base_path)) {
+      problems.add(origin_of(base), "base", fmt::format("'{}' does not exist", base_path.string()));
+    } else {
+      chain.push_back(fs::weakly_canonical(base_path));
+      load_file(base_path, chain, tree, problems);
+      chain.pop_back();
+    }
+  }
+  YAML::Node own(YAML::NodeType::Map);
+  for (const auto& item : root)
+    if (item.first.Scalar() != "base") own[item.first] = item.second;
+  flatten(own, "", origin_of, tree);
+}
+
+void apply_override(const std::string& text, Tree& tree, Problems& problems) {
+  const std::string origin = fmt::format("override '{}'", text);
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    problems.add(origin, "", "expected key.path=value, e.g. train.epochs=5");
+    return;
+  }
+  const std::string key = text.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::ParserException& e) {
+    problems.add(origin, key, "cannot parse the value: " + e.msg);
+    return;
+  }
+  const auto origin_of = [&](const YAML::Node&) { return origin; };
+  if (value.IsMap() && value.size() > 0) {
+    flatten(value, key, origin_of, tree);
+  } else {
+    put_leaf(tree, key, Leaf{value, origin});
+  }
+}
+
+// ---- value conversion: YAML node -> typed field, with a message on mismatch ----
+
+MaybeError convert(const YAML::Node& n, int64_t& out) {
+  try {
+    if (n.IsScalar()) {
+      out = n.as<int64_t>();
+      return std::nullopt;
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return fmt::format("expected an integer, got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
+}
+
+MaybeError convert(const YAML::Node& n, double& out) {
+  try {
+    if (n.IsScalar()) {
+      out = n.as<double>();
+      return std::nullopt;
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return fmt::format("expected a number, got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
+}
+
+MaybeError convert(const YAML::Node& n, bool& out) {
+  try {
+    if (n.IsScalar()) {
+      out = n.as<bool>();
+      return std::nullopt;
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return fmt::format("expected true or false, got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
+}
+
+MaybeError convert(const YAML::Node& n, std::string& out) {
+  if (!n.IsScalar()) return std::string("expected a single value, got a list or map");
+  out = n.Scalar();
+  return std::nullopt;
+}
+
+MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
+  if (!n.IsSequence()) return std::string("expected a list of numbers, e.g. [0.9, 0.999]");
+  out.clear();
+  for (const auto& element : n) {
+    double v = 0;
+    if (auto e = convert(element, v)) return "in the list: " + *e;
+    out.push_back(v);
+  }
+  return std::nullopt;
+}
+
+// Doubles print in their shortest exact form (0.1, not 0.10000000000000001).
+template <class T>
+YAML::Node to_node(const T& value) {
+  if constexpr (std::is_same_v<T, double>) {
+    return YAML::Node(fmt::format("{}", value));
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    YAML::Node node(YAML::NodeType::Sequence);
+    for (double v : value) node.push_back(to_node(v));
+    node.SetStyle(YAML::EmitterStyle::Flow);
+    return node;
+  } else {
+    return YAML::Node(value);
+  }
+}
+
+// ---- the schema: one Field per key, reading, checking and printing it ----
+
+struct Field {
+  std::string path;
+  std::function<MaybeError(const YAML::Node&, Recipe&)> read;
+  std::function<YAML::Node(const Recipe&)> render;
+};
+
+struct NoCheck {
+  template <class T>
+  MaybeError operator()(const T&) const { return std::nullopt; }
+};
+
+template <class Get, class Check = NoCheck>
+Field field(std::string path, Get get, Check check = {}) {
+  using T = std::decay_t<decltype(get(std::declval<Recipe&>()))>;
+  return Field{std::move(path),
+               [get, check](const YAML::Node& node, Recipe& recipe) -> MaybeError {
+                 T value{};
+                 if (auto e = convert(node, value)) return e;
+                 if (auto e = check(value)) return e;
+                 get(recipe) = value;
+                 return std::nullopt;
+               },
+               [get](const Recipe& recipe) { return to_node(get(const_cast<Recipe&>(recipe))); }};
+}
+
+auto at_least(double low) {
+  return [low](auto v) -> MaybeError {
+    if (v >= low) return std::nullopt;
+    return fmt::format("must be at least {}, got {}", low, v);
+  };
+}
+auto in_range(double low, double high) {
+  return [low, high](auto v) -> MaybeError {
+    if (v >= low && v <= high) return std::nullopt;
+    return fmt::format("must be in [{}, {}], got {}", low, high, v);
+  };
+}
+auto positive() {
+  return [](auto v) -> MaybeError {
+    if (v > 0) return std::nullopt;
+    return fmt::format("must be greater than 0, got {}", v);
+  };
+}
+auto one_of(std::vector<std::string> choices) {
+  return [choices](const std::string& v) -> MaybeError {
+    if (std::find(choices.begin(), choices.end(), v) != choices.end()) return std::nullopt;
+    const std::string guess = closest_match(v, choices);
+    return fmt::format("'{}' is not one of: {}{}", v, join(choices, ", "),
+                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+  };
+}
+MaybeError auto_or_count(const std::string& v) {
+  if (v == "auto") return std::nullopt;
+  try {
+    size_t used = 0;
+    if (std::stoll(v, &used) >= 1 && used == v.size()) return std::nullopt;
+  } catch (const std::exception&) {
+  }
+  return fmt::format("expected 'auto' or a whole number >= 1, got '{}'", v);
+}
+
+// `KEY(train.epochs)` spells the recipe key and the struct member once: they are the same path.
+#define KEY(member) #member, [](Recipe& r) -> auto& { return r.member; }
+
+const std::vector<Field>& schema() {
+  static const std::vector<Field> fields = {
+      field(KEY(model.arch)),
+      field(KEY(model.num_classes), at_least(2)),
+      field(KEY(model.image_size), in_range(8, 4096)),
+      field(KEY(model.in_channels), in_range(0, 64)),
+      field(KEY(model.small_stem)),
+      field(KEY(data.format), one_of({"idx", "imagefolder"})),
+      field(KEY(data.train)),
+      field(KEY(data.val)),
+      field(KEY(data.workers), in_range(0, 256)),
+      field(KEY(data.prefetch), in_range(1, 64)),
+      field(KEY(data.max_samples), at_least(0)),
+      field(KEY(data.max_val_samples), at_least(0)),
+      field(KEY(data.mean)),
+      field(KEY(data.std)),
+      field(KEY(augment.hflip)),
+      field(KEY(augment.random_crop_padding), in_range(0, 256)),
+      field(KEY(augment.random_resized_crop)),
+      field(KEY(augment.label_smoothing), in_range(0, 0.99)),
+      field(KEY(train.epochs), at_least(1)),
+      field(KEY(train.max_steps), at_least(0)),
+      field(KEY(train.global_batch), at_least(0)),
+      field(KEY(train.micro_batch), at_least(0)),
+      field(KEY(train.accumulation), at_least(0)),
+      field(KEY(train.grad_clip), at_least(0)),
+      field(KEY(train.log_every), at_least(1)),
+      field(KEY(train.seed), at_least(0)),
+      field(KEY(optim.name), one_of({"sgd", "adamw"})),
+      field(KEY(optim.lr), positive()),
+      field(KEY(optim.momentum), in_range(0, 1)),
+      field(KEY(optim.nesterov)),
+      field(KEY(optim.weight_decay), at_least(0)),
+      field(KEY(optim.betas)),
+      field(KEY(optim.eps), positive()),
+      field(KEY(schedule.name), one_of({"cosine", "step", "constant"})),
+      field(KEY(schedule.warmup_epochs), at_least(0)),
+      field(KEY(schedule.min_lr), at_least(0)),
+      field(KEY(schedule.milestones)),
+      field(KEY(schedule.gamma), in_range(0, 1)),
+      field(KEY(precision), one_of({"fp32", "tf32", "bf16", "fp16"})),
+      field(KEY(strategy), one_of({"single", "ddp", "zero1", "zero2", "fsdp"})),
+      field(KEY(device), one_of({"auto", "cpu", "cuda"})),
+      field(KEY(distributed.nnodes), at_least(1)),
+      field(KEY(distributed.nproc_per_node), auto_or_count),
+      field(KEY(distributed.backend), one_of({"auto", "nccl", "gloo"})),
+      field(KEY(distributed.timeout_s), at_least(1)),
+      field(KEY(checkpoint.every_steps), at_least(0)),
+      field(KEY(checkpoint.keep), at_least(1)),
+      field(KEY(checkpoint.resume), one_of({"none"})),
+      field(KEY(output)),
+  };
+  return fields;
+}
+#undef KEY
+
+std::string section_of(const std::string& path) { return path.substr(0, path.find('.')); }
+
+std::string unknown_key_message(const std::string& path) {
+  std::vector<std::string> keys = recipe_keys();
+  std::vector<std::string> siblings;
+  for (const auto& k : keys)
+    if (k.find('.') != std::string::npos && section_of(k) == section_of(path)) siblings.push_back(k.substr(k.find('.') + 1));
+  if (std::find(keys.begin(), keys.end(), path) == keys.end() && !siblings.empty() && path.find('.') == std::string::npos)
+    return fmt::format("is a section, not a value; set its keys: {}", join(siblings, ", "));
+  std::string message = "unknown key";
+  if (const std::string guess = closest_match(path, keys); !guess.empty()) return message + fmt::format(" (did you mean '{}'?)", guess);
+  if (!siblings.empty()) return message + fmt::format("; {} has: {}", section_of(path), join(siblings, ", "));
+  std::set<std::string> sections;
+  for (const auto& k : keys) sections.insert(section_of(k));
+  return message + fmt::format("; sections are: {}", join({sections.begin(), sections.end()}, ", "));
+}
+
+// ---- checks that involve more than one key ----
+
+class CrossChecks {
+ public:
+  CrossChecks(const Tree& tree, const std::set<std::string>& failed, Problems& problems)
+      : tree_(tree), failed_(failed), problems_(problems) {}
+  // A key that already failed to read is not blamed twice for what its default implies.
+  void fail(const std::string& key, const std::string& message) {
+    if (failed_.count(key)) return;
+    const auto it = tree_.find(key);
+    problems_.add(it == tree_.end() ? "(default)" : it->second.origin, key, message);
+  }
+
+ private:
+  const Tree& tree_;
+  const std::set<std::string>& failed_;
+  Problems& problems_;
+};
+
+void resolve_batch(TrainSpec& t, int64_t world, CrossChecks& check) {
+  const int64_t g = t.global_batch, m = t.micro_batch, a = t.accumulation;
+  if (g && m && a) {
+    if (g != m * a * world)
+      check.fail("train.global_batch", fmt::format("{} does not equal micro_batch {} x accumulation {} x world size {} = {}",
+                                                   g, m, a, world, m * a * world));
+  } else if (m && a) {
+    t.global_batch = m * a * world;
+  } else if (g && (m || a)) {
+    const int64_t known = (m ? m : a) * world;
+    if (g % known != 0) {
+      check.fail("train.global_batch", fmt::format("{} is not divisible by {} {} x world size {} = {}", g,
+                                                   m ? "micro_batch" : "accumulation", m ? m : a, world, known));
+    } else if (m) {
+      t.accumulation = g / known;
+    } else {
+      t.micro_batch = g / known;
+    }
+  } else if (g) {
+    if (g % world != 0)
+      check.fail("train.global_batch", fmt::format("{} is not divisible by the world size {}", g, world));
+    t.micro_batch = g / world;
+    t.accumulation = 1;
+  } else if (m) {
+    t.accumulation = 1;
+    t.global_batch = m * world;
+  } else {
+    check.fail("train.global_batch", "set train.global_batch and/or train.micro_batch (accumulation is derived)");
+  }
+}
+
+void check_paths(const Recipe& r, CrossChecks& check) {
+  const bool folders = r.data.format == "imagefolder";
+  for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (!exists)
+      check.fail(key, fmt::format("'{}' does not exist", path));
+    else if (folders != fs::is_directory(path, ec))
+      check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", r.data.format));
+  }
+}
+
+void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
+  resolve_batch(r.train, options.world_size, check);
+  if (r.data.train.empty()) check.fail("data.train", "no training data given");
+  if (options.check_paths) check_paths(r, check);
+  if (r.data.mean.size() != r.data.std.size())
+    check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
+  for (double s : r.data.std)
+    if (s <= 0) check.fail("data.std", fmt::format("every value must be greater than 0, got {}", s));
+  const auto& crop = r.augment.random_resized_crop;
+  if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
+    check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  const auto& betas = r.optim.betas;
+  if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
+    check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");
+  if (r.optim.nesterov && r.optim.momentum == 0) check.fail("optim.nesterov", "needs optim.momentum > 0");
+  if (r.schedule.min_lr > r.optim.lr)
+    check.fail("schedule.min_lr", fmt::format("{} is above optim.lr {}", r.schedule.min_lr, r.optim.lr));
+  const auto& m = r.schedule.milestones;
+  if (!std::is_sorted(m.begin(), m.end()) || (!m.empty() && m.front() <= 0))
+    check.fail("schedule.milestones", "must be positive epochs in increasing order");
+  if (r.schedule.name == "step" && m.empty()) check.fail("schedule.milestones", "schedule 'step' needs milestones");
+  if (!options.known_archs.empty() && std::find(options.known_archs.begin(), options.known_archs.end(), r.model.arch) == options.known_archs.end()) {
+    const std::string guess = closest_match(r.model.arch, options.known_archs);
+    check.fail("model.arch", fmt::format("unknown model '{}'{}; known: {}", r.model.arch,
+                                         guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(options.known_archs, ", ")));
+  }
+  // Honest limits of this build: these values are valid names but their machinery is not here yet.
+  if (r.precision == "fp16") check.fail("precision", "fp16 needs dynamic loss scaling, not available yet; use bf16 or fp32");
+  if (r.strategy != "single") check.fail("strategy", fmt::format("'{}' needs the distributed runtime, not available yet; use single", r.strategy));
+  if (r.distributed.nnodes != 1) check.fail("distributed.nnodes", "multi-node runs are not available yet; use 1");
+  if (r.distributed.nproc_per_node != "auto" && r.distributed.nproc_per_node != "1")
+    check.fail("distributed.nproc_per_node", "several ranks per node are not available yet; use auto or 1");
+}
+
+}  // namespace
+
+std::vector<std::string> recipe_keys() {
+  std::vector<std::string> keys;
+  for (const auto& f : schema()) keys.push_back(f.path);
+  return keys;
+}
+
+Recipe load_recipe(const std::string& path, const LoadOptions& options) {
+  Problems problems;
+  Tree tree;
+  std::vector<fs::path> chain{fs::weakly_canonical(path)};
+  if (!fs::exists(path)) throw RecipeError({fmt::format("{}: recipe file does not exist", path)});
+  load_file(path, chain, tree, problems);
+  for (const auto& text : options.overrides) apply_override(text, tree, problems);
+
+  std::map<std::string, const Field*> by_path;
+  for (const auto& f : schema()) by_path[f.path] = &f;
+  Recipe recipe;
+  std::set<std::string> failed;
+  for (const auto& [key, leaf] : tree) {
+    const auto it = by_path.find(key);
+    if (it == by_path.end()) {
+      problems.add(leaf.origin, key, unknown_key_message(key));
+    } else if (auto e = it->second->read(leaf.value, recipe)) {
+      problems.add(leaf.origin, key, *e);
+      failed.insert(key);
+    }
+  }
+  CrossChecks checks(tree, failed, problems);
+  cross_check(recipe, options, checks);
+  problems.throw_if_any();
+  return recipe;
+}
+
+std::string recipe_to_yaml(const Recipe& recipe) {
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& f : schema()) {
+    const size_t dot = f.path.find('.');
+    if (dot == std::string::npos)
+      root[f.path] = f.render(recipe);
+    else
+      root[f.path.substr(0, dot)][f.path.substr(dot + 1)] = f.render(recipe);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,27 @@
+// Loads a recipe: YAML file with `base:` inheritance, key.path=value overrides, schema checks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cvtrain/recipe/recipe.h"
+
+namespace cvtrain {
+
+struct LoadOptions {
+  std::vector<std::string> overrides;  // "train.epochs=3", "optim.betas=[0.9,0.95]"
+  int world_size = 1;                  // ranks sharing global_batch
+  bool check_paths = true;             // data folders and files must exist
+  std::vector<std::string> known_archs;  // model names to accept (empty: not checked)
+};
+
+// Throws RecipeError listing every problem with its key and file:line.
+Recipe load_recipe(const std::string& path, const LoadOptions& options = {});
+
+// The resolved recipe as YAML, every key present (what `cvtrain check` prints and runs save).
+std::string recipe_to_yaml(const Recipe& recipe);
+
+// Every recipe key, dotted ("train.epochs"), in schema order.
+std::vector<std::string> recipe_keys();
+
+}  // namespace cvtrain

@@ -1,0 +1,25 @@
+// Evaluation over a whole dataset: mean loss, top-1 and top-5 accuracy, no gradients.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+namespace cvtrain {
+
+class Classifier;
+class Dataset;
+struct LoaderOptions;
+
+struct EvalResult {
+  double loss = 0;
+  double top1 = 0;
+  double top5 = 0;  // top-min(5, classes)
+  int64_t samples = 0;
+};
+
+EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, c10::Device device,
+                    const std::string& precision);
+
+}  // namespace cvtrain

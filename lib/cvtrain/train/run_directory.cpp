@@ -1,0 +1,47 @@
+// Run directory preparation (see run_directory.h).
+#include "cvtrain/train/run_directory.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/recipe_loader.h"
+
+namespace cvtrain {
+
+namespace fs = std::filesystem;
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << contents;
+    out.flush();
+    if (!out) throw Error(fmt::format("{}: cannot write ({})", temporary, std::strerror(errno)));
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) throw Error(fmt::format("{}: cannot rename into place ({})", path, ec.message()));
+}
+
+RunDirectory::RunDirectory(const std::string& path, const Recipe& recipe) : path_(path) {
+  std::error_code ec;
+  fs::create_directories(path_, ec);
+  if (ec || !fs::is_directory(path_)) throw Error(fmt::format("output '{}': cannot create the run directory ({})", path_, ec.message()));
+  if (fs::exists(file("metrics.jsonl"))) {
+    int n = 1;
+    while (fs::exists(file(fmt::format("metrics.{}.jsonl", n)))) ++n;
+    fs::rename(file("metrics.jsonl"), file(fmt::format("metrics.{}.jsonl", n)), ec);
+    if (ec) throw Error(fmt::format("{}: cannot keep the earlier metrics ({})", file("metrics.jsonl"), ec.message()));
+  }
+  write_file_atomically(file("recipe.yaml"), recipe_to_yaml(recipe));
+}
+
+std::string RunDirectory::file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+}  // namespace cvtrain

@@ -1,0 +1,24 @@
+// The run's output folder: created up front (so an unwritable path fails before training), older
+// metrics kept under a new name rather than overwritten.
+#pragma once
+
+#include <string>
+
+namespace cvtrain {
+
+struct Recipe;
+
+class RunDirectory {
+ public:
+  // Creates `path`, saves the resolved recipe, rotates an earlier metrics.jsonl to metrics.N.jsonl.
+  RunDirectory(const std::string& path, const Recipe& recipe);
+  std::string file(const std::string& name) const;
+
+ private:
+  std::string path_;
+};
+
+// Writes `contents` to `path` through a temporary file and a rename: never half a file.
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+}  // namespace cvtrain
