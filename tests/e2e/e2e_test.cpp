@@ -1,0 +1,92 @@
+// End to end: the cvtrain binary trains on a Fashion-MNIST subset, and rejects bad recipes with
+// exit code 2 and the key named. Cases are a table of (overrides, expectation).
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#include "temp_dir.h"
+
+using cvtrain::testing::read_text;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+RunResult run_cvtrain(const std::string& arguments, const TempDir& dir) {
+  const std::string log = dir.file("cvtrain.log");
+  const std::string command = std::string(CVTRAIN_BINARY) + " " + arguments + " > " + log + " 2>&1";
+  const int status = std::system(command.c_str());
+  return RunResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(log)};
+}
+
+std::vector<double> numbers_after(const std::string& text, const std::string& key) {
+  std::vector<double> values;
+  const std::regex pattern("\"" + key + "\": ([-0-9.eE+]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it)
+    values.push_back(std::stod((*it)[1]));
+  return values;
+}
+
+const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
+
+}  // namespace
+
+TEST_CASE("one epoch on 2,000 Fashion-MNIST samples learns", "[e2e]") {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    FAIL("Fashion-MNIST is missing: run scripts/setup.sh (Debian package dataset-fashion-mnist)");
+  TempDir dir;
+  const RunResult run = run_cvtrain("--recipe " + kQuickstart +
+                                        " data.max_samples=2000 data.max_val_samples=2000 train.epochs=1"
+                                        " train.global_batch=64 train.log_every=5 output=" + dir.file("run"),
+                                    dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
+  const std::vector<double> losses = numbers_after(metrics, "loss");
+  REQUIRE(losses.size() == 7);  // 31 steps logged every 5 steps, plus the last
+  CHECK(losses.back() < 0.75 * losses.front());
+  const std::vector<double> top1 = numbers_after(metrics, "top1");
+  REQUIRE(top1.size() == 1);
+  CHECK(top1[0] > 0.5);  // chance is 0.1
+  CHECK(std::filesystem::file_size(dir.file("run/model.pt")) > 100000);
+  CHECK_THAT(read_text(dir.file("run/recipe.yaml")), Catch::Contains("max_samples: 2000"));
+}
+
+TEST_CASE("bad recipes exit with code 2 and name the key", "[e2e]") {
+  struct Case {
+    std::string recipe_text;
+    std::string overrides;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"train: {epochs: 3, global_batch: 64}\ndata: {train: /nope.gz}\n", "", {"data.train", "does not exist", "bad.yaml:3"}},
+      {"optim:\n  lerning_rate: 0.1\n", "", {"optim.lerning_rate", "unknown key", "bad.yaml:3"}},
+      {"", "train.global_batch=100 train.micro_batch=30", {"train.global_batch", "not divisible"}},
+      {"precision: fp64\n", "", {"precision", "'fp64' is not one of"}},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    const std::string recipe = dir.write("bad.yaml", "base: " + kQuickstart + "\n" + c.recipe_text);
+    const RunResult run = run_cvtrain("check --recipe " + recipe + " " + c.overrides, dir);
+    INFO(run.output);
+    CHECK(run.exit_code == 2);
+    for (const auto& text : c.expected) CHECK_THAT(run.output, Catch::Contains(text));
+    CHECK(run_cvtrain("--recipe " + recipe + " " + c.overrides, dir).exit_code == 2);
+  }
+}
+
+TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors", "[e2e]") {
+  TempDir dir;
+  const RunResult check = run_cvtrain("check --recipe " + kQuickstart + " train.epochs=2", dir);
+  REQUIRE(check.exit_code == 0);
+  CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1"));
+  CHECK(run_cvtrain("--recipe " + kQuickstart + " --no-such-flag", dir).exit_code == 2);
+  CHECK(run_cvtrain("", dir).exit_code == 2);
+}

@@ -1,0 +1,65 @@
+// Models: output shapes, torchvision parameter names and counts.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/models/registry.h"
+#include "cvtrain/recipe/recipe.h"
+
+using namespace cvtrain;
+
+namespace {
+
+int64_t parameter_count(torch::nn::Module& model) {
+  int64_t n = 0;
+  for (const auto& p : model.parameters()) n += p.numel();
+  return n;
+}
+
+ModelSpec spec(const std::string& arch, int64_t classes, int64_t size, bool small_stem = false) {
+  ModelSpec s;
+  s.arch = arch;
+  s.num_classes = classes;
+  s.image_size = size;
+  s.small_stem = small_stem;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("every registered model maps images to logits", "[models]") {
+  for (const auto& name : model_names()) {
+    auto model = build_model(spec(name, 7, 32, true), 3);
+    model->eval();
+    const at::Tensor logits = model->forward(at::randn({2, 3, 32, 32}));
+    CHECK(logits.sizes() == at::IntArrayRef({2, 7}));
+  }
+}
+
+TEST_CASE("small_cnn takes single-channel 28x28 images", "[models]") {
+  auto model = build_model(spec("small_cnn", 10, 28), 1);
+  CHECK(model->forward(at::randn({4, 1, 28, 28})).sizes() == at::IntArrayRef({4, 10}));
+}
+
+TEST_CASE("ResNets match torchvision's parameter counts and names", "[models]") {
+  // torchvision.models.resnet18/34/50(num_classes=1000) parameter counts.
+  CHECK(parameter_count(*build_model(spec("resnet18", 1000, 224), 3)) == 11689512);
+  CHECK(parameter_count(*build_model(spec("resnet34", 1000, 224), 3)) == 21797672);
+  auto resnet50 = build_model(spec("resnet50", 1000, 224), 3);
+  CHECK(parameter_count(*resnet50) == 25557032);
+  const auto params = resnet50->named_parameters();
+  const auto buffers = resnet50->named_buffers();
+  for (const char* name : {"conv1.weight", "bn1.bias", "layer1.0.conv3.weight", "layer1.0.downsample.0.weight",
+                           "layer4.2.bn3.weight", "fc.weight", "fc.bias"})
+    CHECK(params.contains(name));
+  CHECK(buffers.contains("layer2.0.downsample.1.running_var"));
+  CHECK(resnet50->forward(at::randn({1, 3, 64, 64})).sizes() == at::IntArrayRef({1, 1000}));
+}
+
+TEST_CASE("an unknown architecture is a recipe error with suggestions", "[models]") {
+  CHECK_THROWS_AS(build_model(spec("resnet51", 10, 32), 3), RecipeError);
+  CHECK_THROWS_WITH(build_model(spec("resnet51", 10, 32), 3), Catch::Contains("did you mean"));
+}

@@ -1,0 +1,174 @@
+// Recipe loading: defaults, inheritance, overrides, and errors that name file:line and key.
+#include <catch2/catch.hpp>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/recipe/recipe_loader.h"
+#include "temp_dir.h"
+
+using namespace cvtrain;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+LoadOptions no_path_checks(std::vector<std::string> overrides = {}) {
+  LoadOptions options;
+  options.overrides = std::move(overrides);
+  options.check_paths = false;
+  return options;
+}
+
+// The RecipeError's problems for a recipe expected to be wrong.
+std::vector<std::string> problems_of(const std::string& path, const LoadOptions& options) {
+  try {
+    load_recipe(path, options);
+  } catch (const RecipeError& e) {
+    return e.problems();
+  }
+  FAIL("expected a RecipeError for " << path);
+  return {};
+}
+
+constexpr const char* kMinimal = "data: {train: /data/train.gz}\ntrain: {global_batch: 64}\n";
+
+}  // namespace
+
+TEST_CASE("a minimal recipe gets every default", "[recipe]") {
+  TempDir dir;
+  const Recipe r = load_recipe(dir.write("r.yaml", kMinimal), no_path_checks());
+  CHECK(r.model.arch == "small_cnn");
+  CHECK(r.data.train == "/data/train.gz");
+  CHECK(r.train.global_batch == 64);
+  CHECK(r.train.micro_batch == 64);
+  CHECK(r.train.accumulation == 1);
+  CHECK(r.optim.name == "sgd");
+  CHECK(r.precision == "fp32");
+  CHECK(r.optim.betas == std::vector<double>{0.9, 0.999});
+}
+
+TEST_CASE("base: inherits relative to the recipe, later keys win, siblings survive", "[recipe]") {
+  TempDir dir;
+  dir.write("bases/defaults.yaml",
+            "data: {train: /d/train.gz, workers: 7}\n"
+            "optim: {name: adamw, lr: 0.003, betas: [0.9, 0.95]}\n"
+            "train: {global_batch: 256, epochs: 90}\n");
+  dir.write("bases/mid.yaml", "base: defaults.yaml\noptim: {lr: 0.001}\n");
+  const std::string path = dir.write("child.yaml", "base: bases/mid.yaml\ntrain:\n  epochs: 5\n");
+  const Recipe r = load_recipe(path, no_path_checks());
+  CHECK(r.optim.name == "adamw");
+  CHECK(r.optim.lr == Approx(0.001));
+  CHECK(r.optim.betas == std::vector<double>{0.9, 0.95});
+  CHECK(r.data.workers == 7);
+  CHECK(r.train.epochs == 5);
+  CHECK(r.train.global_batch == 256);
+}
+
+TEST_CASE("overrides set numbers, booleans, strings and lists and win over the file", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const Recipe r = load_recipe(path, no_path_checks({"train.epochs=3", "optim.lr=1e-3", "optim.nesterov=true",
+                                                      "optim.betas=[0.8, 0.9]", "model.arch=resnet18", "train.global_batch=32"}));
+  CHECK(r.train.epochs == 3);
+  CHECK(r.optim.lr == Approx(1e-3));
+  CHECK(r.optim.nesterov);
+  CHECK(r.optim.betas == std::vector<double>{0.8, 0.9});
+  CHECK(r.model.arch == "resnet18");
+  CHECK(r.train.global_batch == 32);
+}
+
+TEST_CASE("an unknown key names file:line and suggests the right one", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\ntrain:\n  global_batch: 64\n  epoch: 3\n");
+  const auto problems = problems_of(path, no_path_checks());
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains(path + ":4") && Catch::Contains("train.epoch") &&
+                              Catch::Contains("did you mean 'train.epochs'?"));
+}
+
+TEST_CASE("type and range errors name file:line, key and value", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml",
+                                     "data: {train: /d.gz}\n"
+                                     "train:\n"
+                                     "  global_batch: 64\n"
+                                     "  epochs: many\n"
+                                     "optim:\n"
+                                     "  lr: -0.1\n"
+                                     "  name: sgdd\n");
+  const auto problems = problems_of(path, no_path_checks());
+  REQUIRE(problems.size() == 3);  // every problem at once
+  CHECK_THAT(problems[0], Catch::Contains(path + ":6: optim.lr") && Catch::Contains("greater than 0"));
+  CHECK_THAT(problems[1], Catch::Contains(path + ":7: optim.name") && Catch::Contains("did you mean 'sgd'?"));
+  CHECK_THAT(problems[2], Catch::Contains(path + ":4: train.epochs") && Catch::Contains("expected an integer, got 'many'"));
+}
+
+TEST_CASE("a bad override is named as the override", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const auto problems = problems_of(path, no_path_checks({"train.epochs=2.5", "nonsense"}));
+  REQUIRE(problems.size() == 2);
+  // Malformed overrides are reported while reading them, before values are checked.
+  CHECK_THAT(problems[0], Catch::Contains("override 'nonsense'") && Catch::Contains("key.path=value"));
+  CHECK_THAT(problems[1], Catch::Contains("override 'train.epochs=2.5'") && Catch::Contains("expected an integer"));
+}
+
+TEST_CASE("batch arithmetic: any two of global, micro, accumulation determine the third", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\n");
+  const Recipe a = load_recipe(path, no_path_checks({"train.global_batch=256", "train.micro_batch=64"}));
+  CHECK(a.train.accumulation == 4);
+  const Recipe b = load_recipe(path, no_path_checks({"train.micro_batch=32", "train.accumulation=3"}));
+  CHECK(b.train.global_batch == 96);
+  const Recipe c = load_recipe(path, no_path_checks({"train.global_batch=120", "train.accumulation=4"}));
+  CHECK(c.train.micro_batch == 30);
+
+  auto inconsistent = problems_of(path, no_path_checks({"train.global_batch=100", "train.micro_batch=32", "train.accumulation=2"}));
+  REQUIRE(inconsistent.size() == 1);
+  CHECK_THAT(inconsistent[0], Catch::Contains("override 'train.global_batch=100'") &&
+                                  Catch::Contains("micro_batch 32 x accumulation 2 x world size 1 = 64"));
+  auto indivisible = problems_of(path, no_path_checks({"train.global_batch=100", "train.micro_batch=32"}));
+  REQUIRE(indivisible.size() == 1);
+  CHECK_THAT(indivisible[0], Catch::Contains("not divisible by micro_batch 32"));
+  CHECK_THAT(problems_of(path, no_path_checks())[0], Catch::Contains("train.global_batch"));
+}
+
+TEST_CASE("missing data paths, syntax errors and inheritance cycles are recipe errors", "[recipe]") {
+  TempDir dir;
+  const std::string missing = dir.write("missing.yaml", "data: {train: /no/such/file.gz}\ntrain: {global_batch: 8}\n");
+  LoadOptions with_paths;
+  auto problems = problems_of(missing, with_paths);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains(missing + ":1: data.train") && Catch::Contains("does not exist"));
+
+  const std::string broken = dir.write("broken.yaml", "train:\n  epochs: [1, 2\n");
+  CHECK_THAT(problems_of(broken, no_path_checks())[0], Catch::Contains(broken + ":") && Catch::Contains("YAML syntax error"));
+
+  dir.write("a.yaml", "base: b.yaml\n");
+  const std::string b = dir.write("b.yaml", "base: a.yaml\n");
+  CHECK_THAT(problems_of(b, no_path_checks())[0], Catch::Contains("inherits from itself"));
+}
+
+TEST_CASE("a section given a value is explained", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\naugment: 5\n");
+  const auto problems = problems_of(path, no_path_checks({"train.global_batch=8"}));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains(path + ":2: augment") && Catch::Contains("is a section") && Catch::Contains("hflip"));
+}
+
+TEST_CASE("unknown model names are rejected with the list of known ones", "[recipe]") {
+  TempDir dir;
+  LoadOptions options = no_path_checks({"model.arch=resnet19"});
+  options.known_archs = {"resnet18", "resnet50", "small_cnn"};
+  const auto problems = problems_of(dir.write("r.yaml", kMinimal), options);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("did you mean 'resnet18'?") && Catch::Contains("small_cnn"));
+}
+
+TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
+  TempDir dir;
+  const Recipe first = load_recipe(dir.write("r.yaml", kMinimal), no_path_checks({"optim.lr=0.1", "augment.random_resized_crop=[0.08, 1]"}));
+  const std::string printed = recipe_to_yaml(first);
+  CHECK_THAT(printed, Catch::Contains("lr: 0.1\n") && Catch::Contains("random_resized_crop: [0.08, 1]"));
+  const Recipe second = load_recipe(dir.write("printed.yaml", printed), no_path_checks());
+  CHECK(recipe_to_yaml(second) == printed);
+}
