@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error.",
                "cvtrain"};
   app.set_version_flag("--version", "cvtrain 0.1.0");
+  app.footer("Recipe keys and their defaults are listed in README.md; `cvtrain check` prints every key of a recipe.");
   RecipeArgs top, train_args, check_args;
   add_recipe_args(app, top, false);
   auto* train_cmd = app.add_subcommand("train", "Train as the recipe says (the default when no subcommand is given)");

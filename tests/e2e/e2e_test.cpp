@@ -3,11 +3,12 @@
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 
-#include "temp_dir.h"
+#include "image_files.h"
 
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
@@ -89,4 +90,62 @@ TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors"
   CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1"));
   CHECK(run_cvtrain("--recipe " + kQuickstart + " --no-such-flag", dir).exit_code == 2);
   CHECK(run_cvtrain("", dir).exit_code == 2);
+}
+
+TEST_CASE("training variants run to completion with the schedule they ask for", "[e2e]") {
+  struct Case {
+    std::string name;
+    std::string overrides;
+  };
+  const std::vector<Case> cases = {
+      {"bf16 AdamW with accumulation, clipping and a step schedule",
+       "precision=bf16 optim.name=adamw optim.lr=0.002 optim.weight_decay=0.05 train.global_batch=64 train.micro_batch=32"
+       " schedule.name=step schedule.milestones=[0.5] train.grad_clip=1.0"},
+      {"resnet18 with a small stem and pad-crop augmentation",
+       "model.arch=resnet18 model.small_stem=true augment.random_crop_padding=2 train.global_batch=64 data.workers=0"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    const RunResult run = run_cvtrain("--recipe " + kQuickstart + " " + c.overrides +
+                                          " data.max_samples=640 data.max_val_samples=200 train.epochs=1 train.log_every=1"
+                                          " output=" + dir.file("run"),
+                                      dir);
+    INFO(c.name << "\n" << run.output);
+    REQUIRE(run.exit_code == 0);
+    const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
+    const std::vector<double> losses = numbers_after(metrics, "loss");
+    REQUIRE(losses.size() == 10);  // 10 steps of 64 images, each logged
+    for (double loss : losses) CHECK(std::isfinite(loss));
+    const std::vector<double> val_loss = numbers_after(metrics, "val_loss");
+    REQUIRE(val_loss.size() == 1);
+    CHECK(std::isfinite(val_loss[0]));
+    if (c.overrides.find("schedule.name=step") != std::string::npos) {
+      const std::vector<double> lrs = numbers_after(metrics, "lr");
+      REQUIRE(lrs.size() == 10);
+      CHECK(lrs[4] == Approx(0.002));   // step 5: warmup (half an epoch) done, milestone not reached
+      CHECK(lrs[5] == Approx(0.0002));  // step 6 after it
+    }
+  }
+}
+
+TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
+  TempDir dir;
+  for (int i = 0; i < 24; ++i) {
+    const auto shade = static_cast<uint8_t>(180 + i);
+    cvtrain::testing::write_bytes(dir, "images/red/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(48, 40, shade, 30));
+    cvtrain::testing::write_bytes(dir, "images/blue/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(40, 48, 30, shade));
+  }
+  const std::string recipe = dir.write("folder.yaml",
+                                       "model: {arch: small_cnn, num_classes: 2, image_size: 32}\n"
+                                       "data: {format: imagefolder, train: " + dir.file("images") + ", val: " + dir.file("images") + "}\n"
+                                       "augment: {hflip: true, random_resized_crop: [0.5, 1.0]}\n"
+                                       "train: {epochs: 3, global_batch: 8, log_every: 2}\n"
+                                       "optim: {name: adamw, lr: 0.003}\n");
+  const RunResult run = run_cvtrain("--recipe " + recipe + " output=" + dir.file("run"), dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("48 samples, 2 classes"));
+  const std::vector<double> top1 = numbers_after(read_text(dir.file("run/metrics.jsonl")), "top1");
+  REQUIRE(top1.size() == 3);
+  CHECK(top1.back() > 0.9);  // red against blue is easy
 }

@@ -161,6 +161,10 @@ MaybeError convert(const YAML::Node& n, bool& out) {
 }
 
 MaybeError convert(const YAML::Node& n, std::string& out) {
+  if (n.IsNull()) {  // `data.val:` or `data.val=` clears a path
+    out.clear();
+    return std::nullopt;
+  }
   if (!n.IsScalar()) return std::string("expected a single value, got a list or map");
   out = n.Scalar();
   return std::nullopt;

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Every GPU check in one go, for the single-H200 test machine (no package registry, 64 MiB carried).
+#   scripts/gpu_check.sh bundle   here: builds cvtrain without OpenCV imgcodecs (which drags GDAL) into
+#                                 build-gpu/ and gathers the binary, the few libraries it needs and a
+#                                 small dataset into gpu_bundle/ (git-ignored; carry it to the device)
+#   scripts/gpu_check.sh run      there: runs the checks with the machine's own torch libraries and
+#                                 prints what it measured
+# DEVICE=cpu scripts/gpu_check.sh run   exercises the same steps on a machine without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUNDLE=gpu_bundle
+
+bundle() {
+  bash scripts/setup.sh > /dev/null
+  local torch_lib
+  torch_lib=$("${CVTRAIN_HOME:-$HOME/.cache/cvtrain}/venv/bin/python" -c \
+    "import os, importlib.util; print(os.path.join(os.path.dirname(importlib.util.find_spec('torch').origin), 'lib'))")
+  [ -f build-gpu/build.ninja ] || cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCVTRAIN_WITH_IMGCODECS=OFF \
+    -DCVTRAIN_BUILD_TESTS=OFF -DTORCH_CUDA_ARCH_LIST=9.0 > build-gpu.configure.log
+  ninja -C build-gpu -j "${CVTRAIN_JOBS:-2}" cvtrain | grep -v "^\[" || true
+  rm -rf "$BUNDLE" && mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/data"
+  cp build-gpu/apps/cvtrain "$BUNDLE/bin/"
+  # Every library the binary needs except torch's own (the device has them) and the C runtime.
+  ldd build-gpu/apps/cvtrain | awk '/=> \//{print $3}' | grep -v -e "^$torch_lib" -e '/nvidia/' \
+    -e '/lib\(c\|m\|dl\|rt\|pthread\|util\)\.so' -e 'ld-linux' | xargs -r cp -L -t "$BUNDLE/lib/"
+  cp /usr/share/datasets/fashion-mnist/t10k-*-ubyte.gz "$BUNDLE/data/"
+  cp recipes/quickstart.yaml "$BUNDLE/"
+  du -sh "$BUNDLE"
+}
+
+# One training run; prints the final top-1 and the mean images/s of the epochs.
+train_case() {
+  local name=$1; shift
+  local out="$RUNS/$name"
+  local start=$SECONDS
+  if ! "$CVTRAIN" --recipe "$BUNDLE/quickstart.yaml" data.train="$DATA" data.val="$DATA" device="$DEVICE" \
+      output="$out" "$@" > "$out.log" 2>&1; then
+    echo "  $name: FAILED"; tail -5 "$out.log" | sed 's/^/    /'; FAILURES=$((FAILURES + 1)); return
+  fi
+  "$PYTHON" - "$name" "$out/metrics.jsonl" "$((SECONDS - start))" <<'PY'
+import json, sys
+name, path, wall = sys.argv[1], sys.argv[2], sys.argv[3]
+epochs = [r for r in map(json.loads, open(path)) if r["kind"] == "epoch"]
+ips = sum(r["images_per_s"] for r in epochs) / len(epochs)
+print(f"  {name}: top-1 {epochs[-1]['top1']:.4f} after {len(epochs)} epochs, {ips:,.0f} img/s, data-wait {epochs[-1]['data_wait']:.0%}, {wall} s")
+PY
+}
+
+run() {
+  DEVICE=${DEVICE:-cuda}
+  PYTHON=${PYTHON:-python3}
+  [ -x "$BUNDLE/bin/cvtrain" ] || { echo "no $BUNDLE/bin/cvtrain: run 'scripts/gpu_check.sh bundle' first and carry $BUNDLE"; exit 1; }
+  local torch_lib
+  torch_lib=$("$PYTHON" -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))")
+  export LD_LIBRARY_PATH="$torch_lib:$PWD/$BUNDLE/lib:${LD_LIBRARY_PATH:-}"
+  CVTRAIN="$BUNDLE/bin/cvtrain"
+  DATA="$BUNDLE/data/t10k-images-idx3-ubyte.gz"
+  RUNS=$(mktemp -d)
+  FAILURES=0
+  echo "== machine"
+  command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  "$PYTHON" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())"
+  echo "== foundation: single-process training on $DEVICE (Fashion-MNIST test set, 10,000 images)"
+  train_case fp32_small_cnn precision=fp32 train.epochs=3
+  train_case bf16_small_cnn precision=bf16 train.epochs=3
+  train_case tf32_small_cnn precision=tf32 train.epochs=3
+  train_case bf16_resnet18_small_stem precision=bf16 train.epochs=2 model.arch=resnet18 model.small_stem=true \
+    train.global_batch=256 optim.lr=0.2
+  echo "== $FAILURES failed"
+  [ "$FAILURES" -eq 0 ]
+}
+
+case "${1:-run}" in
+  bundle) bundle ;;
+  run) run ;;
+  *) echo "usage: $0 bundle|run"; exit 2 ;;
+esac

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian machine for cvtrain and builds it: Debian packages, a venv with the torch
+# wheel (LibTorch) outside the clone, then CMake + Ninja into build/. Idempotent: on a machine that
+# has everything it downloads nothing and returns in seconds.
+#   CVTRAIN_HOME   where the venv lives (default ~/.cache/cvtrain), shared by every clone and CI run
+#   BUILD_DIR      build folder (default build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CVTRAIN_HOME=${CVTRAIN_HOME:-$HOME/.cache/cvtrain}
+BUILD_DIR=${BUILD_DIR:-build}
+TORCH_VERSION=2.11.0
+APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
+  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev dataset-fashion-mnist)
+PIP_PACKAGES=("torch==$TORCH_VERSION" numpy pyyaml)
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+missing_apt_packages() {
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+install_apt_packages() {
+  local missing
+  missing=$(missing_apt_packages)
+  [ -z "$missing" ] && return
+  echo "setup: installing Debian packages: $missing"
+  $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+}
+
+install_torch_venv() {
+  local python="$CVTRAIN_HOME/venv/bin/python"
+  # Reads the installed version without importing torch (which takes seconds).
+  if [ -x "$python" ] && "$python" - <<PY 2>/dev/null; then return; fi
+from importlib.metadata import version
+import numpy, yaml
+assert version("torch").split("+")[0] == "$TORCH_VERSION"
+PY
+  echo "setup: installing ${PIP_PACKAGES[*]} into $CVTRAIN_HOME/venv (a few GB, once per machine)"
+  mkdir -p "$CVTRAIN_HOME"
+  if [ ! -x "$python" ]; then
+    python3 -m venv "$CVTRAIN_HOME/venv" || { $SUDO apt-get install -y -qq python3-venv && python3 -m venv "$CVTRAIN_HOME/venv"; }
+  fi
+  "$python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
+}
+
+build() {
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    CVTRAIN_HOME="$CVTRAIN_HOME" cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTORCH_CUDA_ARCH_LIST=9.0 \
+      > "$BUILD_DIR.configure.log" 2>&1 || { cat "$BUILD_DIR.configure.log"; exit 1; }
+  fi
+  # Two jobs: torch-heavy translation units need about 2 GB each.
+  ninja -C "$BUILD_DIR" -j "${CVTRAIN_JOBS:-2}" | grep -v "^\[" || true
+  test -x "$BUILD_DIR/apps/cvtrain"
+}
+
+install_apt_packages
+install_torch_venv
+build
+echo "setup: ready — $BUILD_DIR/apps/cvtrain"
