@@ -5,7 +5,8 @@
 #                                 small dataset into gpu_bundle/ (git-ignored; carry it to the device)
 #   scripts/gpu_check.sh run      there: runs the checks with the machine's own torch libraries and
 #                                 prints what it measured
-# DEVICE=cpu scripts/gpu_check.sh run   exercises the same steps on a machine without a GPU.
+# DEVICE=cpu EXTRA="train.max_steps=3" scripts/gpu_check.sh run   dry run of the same steps without a GPU
+# (EXTRA: overrides added to every training case).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUNDLE=gpu_bundle
@@ -34,7 +35,7 @@ train_case() {
   local out="$RUNS/$name"
   local start=$SECONDS
   if ! "$CVTRAIN" --recipe "$BUNDLE/quickstart.yaml" data.train="$DATA" data.val="$DATA" device="$DEVICE" \
-      output="$out" "$@" > "$out.log" 2>&1; then
+      output="$out" "$@" ${EXTRA:-} > "$out.log" 2>&1; then
     echo "  $name: FAILED"; tail -5 "$out.log" | sed 's/^/    /'; FAILURES=$((FAILURES + 1)); return
   fi
   "$PYTHON" - "$name" "$out/metrics.jsonl" "$((SECONDS - start))" <<'PY'

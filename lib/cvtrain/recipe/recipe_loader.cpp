@@ -127,38 +127,22 @@ void apply_override(const std::string& text, Tree& tree, Problems& problems) {
 
 // ---- value conversion: YAML node -> typed field, with a message on mismatch ----
 
-MaybeError convert(const YAML::Node& n, int64_t& out) {
+// Scalars go through yaml-cpp's own conversion ("2.5" is no integer, "yes" is a boolean).
+template <class T>
+MaybeError convert_scalar(const YAML::Node& n, T& out, const char* expected) {
   try {
     if (n.IsScalar()) {
-      out = n.as<int64_t>();
+      out = n.as<T>();
       return std::nullopt;
     }
   } catch (const YAML::Exception&) {
   }
-  return fmt::format("expected an integer, got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
+  return fmt::format("expected {}, got {}", expected, n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
 }
 
-MaybeError convert(const YAML::Node& n, double& out) {
-  try {
-    if (n.IsScalar()) {
-      out = n.as<double>();
-      return std::nullopt;
-    }
-  } catch (const YAML::Exception&) {
-  }
-  return fmt::format("expected a number, got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
-}
-
-MaybeError convert(const YAML::Node& n, bool& out) {
-  try {
-    if (n.IsScalar()) {
-      out = n.as<bool>();
-      return std::nullopt;
-    }
-  } catch (const YAML::Exception&) {
-  }
-  return fmt::format("expected true or false, got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
-}
+MaybeError convert(const YAML::Node& n, int64_t& out) { return convert_scalar(n, out, "an integer"); }
+MaybeError convert(const YAML::Node& n, double& out) { return convert_scalar(n, out, "a number"); }
+MaybeError convert(const YAML::Node& n, bool& out) { return convert_scalar(n, out, "true or false"); }
 
 MaybeError convert(const YAML::Node& n, std::string& out) {
   if (n.IsNull()) {  // `data.val:` or `data.val=` clears a path
