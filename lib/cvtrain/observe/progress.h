@@ -25,6 +25,7 @@ class ProgressDisplay {
  public:
   explicit ProgressDisplay(bool interactive);
   static bool stderr_is_terminal();
+  bool interactive() const { return interactive_; }
   // On a terminal: redraw the line; otherwise print only when `log_line` is true.
   void update(const ProgressState& state, bool log_line);
   // Ends a live line so the next message starts on its own line.

@@ -184,22 +184,20 @@ class Trainer {
     state.images_per_s = static_cast<double>(interval.images) / std::max(elapsed, 1e-9);
     state.data_wait = interval.data_wait_s / std::max(elapsed, 1e-9);
     state.eta_s = elapsed / static_cast<double>(interval.steps) * static_cast<double>(total_steps_ - step_);
-    if (!log_now) {
-      state.loss = last_logged_loss_;
-      if (progress_display_due()) progress_.update(state, false);
-      return;
-    }
+    if (!log_now && !progress_display_due()) return;
+    // Reading the loss synchronises a GPU: done only for a log line or a (throttled) redraw.
     state.loss = interval.loss_sum.item<double>() / static_cast<double>(interval.steps);
-    last_logged_loss_ = state.loss;
-    progress_.update(state, true);
+    progress_.update(state, log_now);
+    if (!log_now) return;
     metrics_.write({{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
                     {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait}});
     interval = Interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
   }
 
-  // Redraws the live line at most five times a second: a terminal is no place for a log.
+  // Redraws the live line at most five times a second, and only on a terminal.
   bool progress_display_due() {
+    if (!progress_.interactive()) return false;
     if (redraw_clock_.seconds() < 0.2) return false;
     redraw_clock_.reset();
     return true;
@@ -235,7 +233,6 @@ class Trainer {
   int64_t steps_per_epoch_ = 0, total_steps_ = 0, step_ = 0;
   double epoch_seconds_ = 0, epoch_wait_s_ = 0;
   int64_t epoch_images_ = 0;
-  double last_logged_loss_ = 0;
   Stopwatch redraw_clock_;
 };
 
