@@ -8,6 +8,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/launch/launch_plan.h"
 #include "cvtrain/models/registry.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/trainer.h"
@@ -52,6 +53,31 @@ int run_train(const RecipeArgs& args) {
   return 0;
 }
 
+struct LaunchArgs {
+  cvtrain::LaunchPlan plan;
+  double grace_s = 10;
+  std::vector<std::string> command;
+};
+
+void add_launch_args(CLI::App& app, LaunchArgs& args) {
+  app.add_option("--nproc-per-node", args.plan.nproc_per_node, "Ranks on this node")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--nnodes", args.plan.nnodes, "Nodes in the job")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--node-rank", args.plan.node_rank, "This node's index, 0 to nnodes-1")->capture_default_str();
+  app.add_option("--master-addr", args.plan.master_addr, "Host of rank 0")->capture_default_str();
+  app.add_option("--master-port", args.plan.master_port, "Rendezvous port on the master")->check(CLI::Range(1, 65535))->capture_default_str();
+  app.add_option("--grace-s", args.grace_s, "Seconds between SIGTERM and SIGKILL when stopping ranks")->capture_default_str();
+  app.add_option("command", args.command, "PROGRAM [ARGS...], after --")->required();
+}
+
+int run_launch(const LaunchArgs& args) {
+  cvtrain::SupervisorOptions options;
+  options.grace_s = args.grace_s;
+  const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(args.plan, args.command), options);
+  if (outcome.exit_code != 0)
+    cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
+  return outcome.exit_code;
+}
+
 int run_models() {
   for (const auto& name : cvtrain::model_names()) std::cout << name << "\n";
   return 0;
@@ -64,6 +90,7 @@ int main(int argc, char** argv) {
                "  cvtrain --recipe recipes/quickstart.yaml [KEY=VALUE ...]   train (same as `cvtrain train`)\n"
                "  cvtrain check --recipe FILE [KEY=VALUE ...]               validate and print the resolved recipe\n"
                "  cvtrain models                                            list model architectures\n"
+               "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error.",
                "cvtrain"};
   app.set_version_flag("--version", "cvtrain 0.1.0");
@@ -75,6 +102,14 @@ int main(int argc, char** argv) {
   auto* check_cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
   add_recipe_args(*check_cmd, check_args, true);
   auto* models_cmd = app.add_subcommand("models", "List the model architectures model.arch accepts");
+  LaunchArgs launch_args;
+  auto* launch_cmd = app.add_subcommand(
+      "launch",
+      "Run PROGRAM once per rank with torchrun's variables (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,\n"
+      "GROUP_RANK, MASTER_ADDR, MASTER_PORT), output prefixed by rank, signals forwarded; on the first failure\n"
+      "the other ranks are stopped and the job exits with the failed rank's code.\n"
+      "  cvtrain launch --nproc-per-node 4 -- ./my_rank_program --flag");
+  add_launch_args(*launch_cmd, launch_args);
   app.require_subcommand(0, 1);
 
   try {
@@ -86,6 +121,7 @@ int main(int argc, char** argv) {
   try {
     if (*check_cmd) return run_check(check_args);
     if (*models_cmd) return run_models();
+    if (*launch_cmd) return run_launch(launch_args);
     if (*train_cmd) return run_train(train_args);
     if (top.recipe.empty()) {
       std::cerr << app.help();

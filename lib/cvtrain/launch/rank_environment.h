@@ -1,0 +1,30 @@
+// Who this process is in a job: read from torchrun-style variables, from Slurm's, or absent
+// (then cvtrain is the launcher itself).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace cvtrain {
+
+struct RankInfo {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  int local_world_size = 1;
+  int node_rank = 0;           // torchrun's GROUP_RANK
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string source;          // "torchrun" or "slurm"
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+EnvLookup process_environment();
+
+// torchrun variables (RANK, WORLD_SIZE, ...) win over Slurm's; nullopt when neither describes a
+// rank. `port` > 0 overrides the Slurm-derived port (20000 + job id % 20000).
+// Throws Error naming the variable when a set is incomplete or malformed.
+std::optional<RankInfo> rank_from_environment(const EnvLookup& env, int port = 0);
+
+}  // namespace cvtrain

@@ -1,0 +1,247 @@
+// Supervisor event loop: poll() over each rank's output pipe and a self-pipe fed by the signal
+// handler (the only async-signal-safe way to react to signals), waitpid() for exits.
+#include "cvtrain/launch/supervisor.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <map>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/timer.h"
+
+extern char** environ;
+
+namespace cvtrain {
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGUSR1};
+
+extern "C" void on_signal(int signal_number) {
+  const int saved = errno;
+  const char byte = static_cast<char>(signal_number);
+  [[maybe_unused]] const ssize_t n = write(g_signal_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+// Installs the forwarding handlers for the supervisor's lifetime and restores the old ones after.
+class SignalForwarding {
+ public:
+  SignalForwarding() {
+    if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(fmt::format("supervisor: pipe: {}", std::strerror(errno)));
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &action, &previous_[i]);
+  }
+  ~SignalForwarding() {
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &previous_[i], nullptr);
+    close(g_signal_pipe[0]);
+    close(g_signal_pipe[1]);
+    g_signal_pipe[0] = g_signal_pipe[1] = -1;
+  }
+
+ private:
+  struct sigaction previous_[std::size(kForwardedSignals)] {};
+};
+
+struct Child {
+  std::string label;
+  pid_t pid = -1;
+  int output = -1;      // read end of its stdout+stderr pipe, -1 once closed
+  std::string partial;  // output after the last newline
+  bool running = true;
+};
+
+// The child's environment: ours, with the rank's variables replacing any of the same name.
+std::vector<std::string> child_environment(const RankProcess& rank) {
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [name, value] : rank.env) merged[name] = value;
+  std::vector<std::string> out;
+  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+Child start(const RankProcess& rank) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw Error(fmt::format("supervisor: pipe: {}", std::strerror(errno)));
+  // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
+  std::vector<std::string> argv_strings = rank.argv, env_strings = child_environment(rank);
+  std::vector<char*> argv = pointers(argv_strings), envp = pointers(env_strings);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw Error(fmt::format("supervisor: cannot start {}: {}", rank.label, std::strerror(errno)));
+  if (pid == 0) {
+    setpgid(0, 0);  // its own process group, so signals reach the rank's own children too
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the supervisor died before prctl took effect
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    execvpe(argv[0], argv.data(), envp.data());
+    const std::string message = fmt::format("cannot execute {}: {}\n", argv[0], std::strerror(errno));
+    [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, message.data(), message.size());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here, so the group exists before the first kill(-pid) whoever runs first
+  close(fds[1]);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return Child{rank.label, pid, fds[0], "", true};
+}
+
+void emit_lines(Child& child, bool flush_partial) {
+  size_t start = 0, newline;
+  std::string out;
+  while ((newline = child.partial.find('\n', start)) != std::string::npos) {
+    out += fmt::format("[{}] {}\n", child.label, child.partial.substr(start, newline - start));
+    start = newline + 1;
+  }
+  child.partial.erase(0, start);
+  if (flush_partial && !child.partial.empty()) {
+    out += fmt::format("[{}] {}\n", child.label, child.partial);
+    child.partial.clear();
+  }
+  if (!out.empty()) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+void drain(Child& child) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(child.output, buffer, sizeof buffer);
+    if (n > 0) {
+      child.partial.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+    close(child.output);  // end of file, or an error that ends the stream all the same
+    child.output = -1;
+    break;
+  }
+  emit_lines(child, child.output < 0);
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status))
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return fmt::format("exited with code {}", WEXITSTATUS(status));
+}
+
+class Supervisor {
+ public:
+  Supervisor(const std::vector<RankProcess>& ranks, const SupervisorOptions& options) : options_(options) {
+    for (const auto& rank : ranks) children_.push_back(start(rank));
+  }
+
+  JobOutcome run() {
+    while (any_running() || any_output_open()) {
+      wait_for_events();
+      reap_exited();
+      if (stopping_ && !killed_ && stop_clock_.seconds() > options_.grace_s) signal_running(SIGKILL), killed_ = true;
+    }
+    return outcome_;
+  }
+
+ private:
+  bool any_running() const {
+    for (const auto& c : children_)
+      if (c.running) return true;
+    return false;
+  }
+  bool any_output_open() const {
+    for (const auto& c : children_)
+      if (c.output >= 0) return true;
+    return false;
+  }
+
+  void wait_for_events() {
+    std::vector<pollfd> fds{{g_signal_pipe[0], POLLIN, 0}};
+    std::vector<Child*> owners{nullptr};
+    for (auto& c : children_)
+      if (c.output >= 0) fds.push_back({c.output, POLLIN, 0}), owners.push_back(&c);
+    // Output pipes can outlive their process (a grandchild holding them): stop waiting once all exited.
+    const int timeout_ms = any_running() ? 100 : 0;
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
+      throw Error(fmt::format("supervisor: poll: {}", std::strerror(errno)));
+    if (fds[0].revents & POLLIN) forward_pending_signals();
+    for (size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents) drain(*owners[i]);
+    if (!any_running())
+      for (auto& c : children_)
+        if (c.output >= 0) drain(c), close(c.output), c.output = -1;
+  }
+
+  void forward_pending_signals() {
+    char signals[64];
+    const ssize_t n = read(g_signal_pipe[0], signals, sizeof signals);
+    for (ssize_t i = 0; i < n; ++i) signal_running(signals[i]);
+  }
+
+  // Signals go to each rank's process group: a rank's helpers stop with it.
+  void signal_running(int signal_number) {
+    for (const auto& c : children_)
+      if (c.running) kill(-c.pid, signal_number);
+  }
+
+  void reap_exited() {
+    for (auto& c : children_) {
+      if (!c.running) continue;
+      int status = 0;
+      if (waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+      c.running = false;
+      kill(-c.pid, SIGKILL);  // whatever the rank left running in its group goes with it
+      const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (failed && outcome_.failed.empty()) {
+        outcome_.failed = c.label;
+        outcome_.how = describe_status(status);
+        outcome_.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        stop_others();
+      }
+    }
+  }
+
+  void stop_others() {
+    stopping_ = true;
+    stop_clock_.reset();
+    signal_running(SIGTERM);
+  }
+
+  SupervisorOptions options_;
+  std::vector<Child> children_;
+  JobOutcome outcome_;
+  bool stopping_ = false, killed_ = false;
+  Stopwatch stop_clock_;
+};
+
+}  // namespace
+
+JobOutcome supervise(const std::vector<RankProcess>& ranks, const SupervisorOptions& options) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  SignalForwarding forwarding;
+  return Supervisor(ranks, options).run();
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,32 @@
+// Runs one process per rank and watches them: output prefixed by rank, SIGINT/SIGTERM/SIGUSR1
+// forwarded, and on the first failure the others stopped (SIGTERM, then SIGKILL after a grace
+// period). Each rank runs in its own process group, signalled as a whole and emptied when the rank
+// exits; ranks die with the supervisor (PR_SET_PDEATHSIG), so no process is left behind.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cvtrain {
+
+struct RankProcess {
+  std::vector<std::string> argv;                            // argv[0]: the program (PATH is searched)
+  std::vector<std::pair<std::string, std::string>> env;     // set on top of the supervisor's environment
+  std::string label;                                        // "rank 3": prefixes its output lines
+};
+
+struct SupervisorOptions {
+  double grace_s = 10.0;  // SIGTERM -> SIGKILL delay when stopping the others
+};
+
+struct JobOutcome {
+  int exit_code = 0;    // 0 when every rank succeeded; else the first failure's code (128 + signal if killed)
+  std::string failed;   // label of the first rank that failed
+  std::string how;      // "exited with code 1", "was killed by signal 9 (Killed)"
+};
+
+// Blocks until every rank has exited. Throws Error when a process cannot be started.
+JobOutcome supervise(const std::vector<RankProcess>& ranks, const SupervisorOptions& options = {});
+
+}  // namespace cvtrain

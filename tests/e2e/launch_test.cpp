@@ -1,0 +1,101 @@
+// `cvtrain launch` end to end with shell ranks: prefixed output, failure propagation within
+// seconds naming the rank, SIGKILL after the grace period, signal forwarding, nothing left behind.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <random>
+
+#include "temp_dir.h"
+
+using cvtrain::testing::read_text;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+// Runs a shell snippet in which $CVTRAIN is the binary; output is captured through a file.
+Run shell(const std::string& script, const TempDir& dir) {
+  const std::string path = dir.write("script.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\n" + script);
+  const auto start = std::chrono::steady_clock::now();
+  const int status = std::system(("bash " + path + " > " + dir.file("out.log") + " 2>&1").c_str());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.file("out.log")), seconds};
+}
+
+// A marker unique to this test run, so leftover processes can be counted with pgrep.
+std::string marker() { return "cvtrain_marker_" + std::to_string(std::random_device{}()); }
+
+int leftovers(const std::string& mark, const TempDir& dir) {
+  return std::atoi(shell("pgrep -fc " + mark + " | tr -d '\\n'", dir).output.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("launch gives each rank torchrun's variables and prefixes its output", "[e2e]") {
+  TempDir dir;
+  const Run run = shell("$CVTRAIN launch --nproc-per-node 3 --master-port 31234 -- "
+                        "sh -c 'echo \"$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE at $MASTER_ADDR:$MASTER_PORT\"'\n",
+                        dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  for (int r = 0; r < 3; ++r)
+    CHECK_THAT(run.output, Catch::Contains("[rank " + std::to_string(r) + "] " + std::to_string(r) + "/3 local " +
+                                           std::to_string(r) + "/3 at 127.0.0.1:31234"));
+}
+
+TEST_CASE("a rank failing at step 3 stops the job quickly, named, with nothing left", "[e2e]") {
+  TempDir dir;
+  const std::string mark = marker();
+  // Rank 1 fails after three steps; rank 0 ignores SIGTERM and must be killed after the grace period.
+  const Run run = shell("$CVTRAIN launch --nproc-per-node 3 --grace-s 2 -- bash -c '"
+                        "trap \"\" TERM; [ $RANK = 2 ] && trap \"exit 0\" TERM; "
+                        "for step in 1 2 3 4 5 6 7 8 9 10; do "
+                        "  if [ $RANK = 1 ] && [ $step = 3 ]; then echo failing at step $step; exit 1; fi; "
+                        "  sleep 0.2; "
+                        "done; sleep 60 # " + mark + "' " + mark + "\n",
+                        dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  CHECK(run.seconds < 15);
+  CHECK_THAT(run.output, Catch::Contains("[rank 1] failing at step 3") && Catch::Contains("rank 1 exited with code 1"));
+  CHECK(leftovers(mark, dir) == 0);
+}
+
+TEST_CASE("a rank killed by a signal is reported as such", "[e2e]") {
+  TempDir dir;
+  const Run run = shell("$CVTRAIN launch --nproc-per-node 2 -- sh -c '[ $RANK = 0 ] && kill -9 $$; sleep 30'\n", dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 128 + 9);
+  CHECK_THAT(run.output, Catch::Contains("rank 0 was killed by signal 9"));
+}
+
+TEST_CASE("SIGTERM to the launcher reaches every rank", "[e2e]") {
+  TempDir dir;
+  const Run run = shell("$CVTRAIN launch --nproc-per-node 2 -- bash -c '"
+                        "trap \"echo got TERM; exit 0\" TERM; echo ready; for i in $(seq 100); do sleep 0.1; done' &\n"
+                        "pid=$!\n"
+                        "sleep 1.5\n"
+                        "kill -TERM $pid\n"
+                        "wait $pid\n"
+                        "echo launcher exit $?\n",
+                        dir);
+  INFO(run.output);
+  CHECK_THAT(run.output, Catch::Contains("[rank 0] got TERM") && Catch::Contains("[rank 1] got TERM") &&
+                             Catch::Contains("launcher exit 0"));
+  CHECK(run.seconds < 10);
+}
+
+TEST_CASE("a program that cannot be started fails the job", "[e2e]") {
+  TempDir dir;
+  const Run run = shell("$CVTRAIN launch --nproc-per-node 2 -- /no/such/program\n", dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 127);
+  CHECK_THAT(run.output, Catch::Contains("cannot execute /no/such/program"));
+}
