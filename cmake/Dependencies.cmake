@@ -57,6 +57,20 @@ if(CVTRAIN_WITH_IMGCODECS)
 endif()
 message(STATUS "cvtrain: LibTorch ${Torch_VERSION}, OpenCV imgcodecs ${CVTRAIN_WITH_IMGCODECS}")
 
+# c10d's ProcessGroupGloo: the wheel links Gloo statically but ships no Gloo headers; Debian's
+# libgloo-dev headers match the classes c10d uses (checked by the 2-rank collectives test).
+find_path(GLOO_INCLUDE_DIR gloo/config.h REQUIRED)
+# ProcessGroupNCCL compiles against the nccl.h torch links (the nvidia-nccl wheel), not the toolkit's.
+get_filename_component(CVTRAIN_TORCH_ROOT "${TORCH_INSTALL_PREFIX}" ABSOLUTE)
+find_path(NCCL_INCLUDE_DIR nccl.h HINTS "${CVTRAIN_TORCH_ROOT}/../nvidia/nccl/include" NO_DEFAULT_PATH)
+find_package(CUDAToolkit QUIET)
+if(NCCL_INCLUDE_DIR AND CUDAToolkit_FOUND)
+  set(CVTRAIN_WITH_NCCL ON)
+else()
+  set(CVTRAIN_WITH_NCCL OFF)
+endif()
+message(STATUS "cvtrain: NCCL process groups ${CVTRAIN_WITH_NCCL} (${NCCL_INCLUDE_DIR})")
+
 if(CVTRAIN_BUILD_TESTS)
   find_package(Catch2 REQUIRED)
 endif()

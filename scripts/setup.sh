@@ -11,7 +11,7 @@ CVTRAIN_HOME=${CVTRAIN_HOME:-$HOME/.cache/cvtrain}
 BUILD_DIR=${BUILD_DIR:-build}
 TORCH_VERSION=2.11.0
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
-  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev dataset-fashion-mnist)
+  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libgloo-dev dataset-fashion-mnist)
 PIP_PACKAGES=("torch==$TORCH_VERSION" numpy pyyaml)
 
 SUDO=""

@@ -1,0 +1,183 @@
+// c10d communicators. The rendezvous is cvtrain's own on top of TCPStore: every rank announces
+// itself under a key and rank 0 waits for all, so a timeout can say which ranks never came.
+#include "cvtrain/dist/communicator.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef CVTRAIN_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <cstdlib>
+#include <thread>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/core/timer.h"
+
+namespace cvtrain {
+namespace {
+
+constexpr const char* kStatusKey = "cvtrain/rendezvous";
+
+class C10dPending : public PendingCollective {
+ public:
+  explicit C10dPending(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
+  void wait() override { work_->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+};
+
+class C10dCommunicator : public Communicator {
+ public:
+  C10dCommunicator(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<c10d::Backend> backend, std::string name)
+      : store_(std::move(store)), backend_(std::move(backend)), name_(std::move(name)) {}
+  int rank() const override { return backend_->getRank(); }
+  int world_size() const override { return backend_->getSize(); }
+  std::string backend() const override { return name_; }
+  std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor) override {
+    std::vector<at::Tensor> tensors{tensor};
+    return std::make_unique<C10dPending>(backend_->allreduce(tensors));
+  }
+  void broadcast(at::Tensor& tensor, int root) override {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    backend_->broadcast(tensors, options)->wait();
+  }
+  void barrier() override { backend_->barrier()->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::Backend> backend_;
+  std::string name_;
+};
+
+class SingleProcess : public Communicator {
+  struct Done : PendingCollective {
+    void wait() override {}
+  };
+
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  std::string backend() const override { return "none"; }
+  std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor&) override { return std::make_unique<Done>(); }
+  void broadcast(at::Tensor&, int) override {}
+  void barrier() override {}
+};
+
+std::string where(const GroupSpec& spec) { return fmt::format("{}:{}", spec.master_addr, spec.master_port); }
+
+c10::intrusive_ptr<c10d::TCPStore> open_store(const GroupSpec& spec) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(spec.master_port);
+  options.isServer = spec.rank == 0;
+  options.numWorkers = static_cast<size_t>(spec.world_size);
+  options.waitWorkers = false;
+  options.timeout = spec.timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(spec.master_addr, options);
+  } catch (const std::exception& e) {
+    const std::string reason = dynamic_cast<const c10::Error*>(&e) ? static_cast<const c10::Error&>(e).what_without_backtrace() : e.what();
+    throw Error(spec.rank == 0 ? fmt::format("rank 0 cannot serve the rendezvous on {}: {}", where(spec), reason)
+                               : fmt::format("rank {} cannot reach the rendezvous at {} within {} s (is rank 0 running there?): {}",
+                                             spec.rank, where(spec), spec.timeout.count(), reason));
+  }
+}
+
+// Rank 0 waits for every rank's key, then publishes "ok" or the list of absent ranks.
+void rendezvous(c10d::Store& store, const GroupSpec& spec) {
+  store.set(fmt::format("cvtrain/arrived/{}", spec.rank), "1");
+  if (spec.rank != 0) {
+    std::vector<uint8_t> status;
+    try {
+      // Longer than rank 0's own wait, so rank 0's verdict (naming the absent ranks) arrives first.
+      store.wait({kStatusKey}, 2 * spec.timeout + std::chrono::seconds(10));
+      status = store.get(kStatusKey);
+    } catch (const std::exception&) {
+      throw Error(fmt::format("rank {}: rendezvous at {} timed out after {} s waiting for rank 0's verdict", spec.rank, where(spec),
+                              spec.timeout.count()));
+    }
+    const std::string text(status.begin(), status.end());
+    if (text == "ok") return;
+    store.set(fmt::format("cvtrain/read_verdict/{}", spec.rank), "1");
+    throw Error(fmt::format("rank {}: rendezvous at {} failed: {}", spec.rank, where(spec), text));
+  }
+  Stopwatch clock;
+  std::vector<std::string> absent;
+  for (;;) {
+    absent.clear();
+    for (int r = 1; r < spec.world_size; ++r)
+      if (!store.check({fmt::format("cvtrain/arrived/{}", r)})) absent.push_back(std::to_string(r));
+    if (absent.empty() || clock.seconds() > static_cast<double>(spec.timeout.count())) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (absent.empty()) {
+    store.set(kStatusKey, "ok");
+    return;
+  }
+  const std::string message = fmt::format("rendezvous at {} timed out after {} s: rank(s) {} of {} never arrived", where(spec),
+                                          spec.timeout.count(), join(absent, ", "), spec.world_size);
+  store.set(kStatusKey, message);
+  // The store lives in this process: stay until the ranks that came have read why (5 s at most).
+  Stopwatch linger;
+  for (int r = 1; r < spec.world_size && linger.seconds() < 5; ++r) {
+    if (std::find(absent.begin(), absent.end(), std::to_string(r)) != absent.end()) continue;
+    while (!store.check({fmt::format("cvtrain/read_verdict/{}", r)}) && linger.seconds() < 5)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw Error(message);
+}
+
+c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store, const GroupSpec& spec) {
+  auto options = c10d::ProcessGroupGloo::Options::create(spec.timeout);
+  // One host: loopback always works. Several: the interface named by GLOO_SOCKET_IFNAME (as in
+  // PyTorch), else the one this host's name resolves to.
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME")) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+  } else if (spec.master_addr == "127.0.0.1" || spec.master_addr == "localhost") {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  } else {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  }
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, spec.rank, spec.world_size, options);
+}
+
+c10::intrusive_ptr<c10d::Backend> make_nccl([[maybe_unused]] const c10::intrusive_ptr<c10d::Store>& store,
+                                            [[maybe_unused]] const GroupSpec& spec) {
+#ifdef CVTRAIN_WITH_NCCL
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = spec.timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, spec.rank, spec.world_size, options);
+#else
+  throw Error("distributed.backend: this build has no NCCL (nccl.h was not found at configure time)");
+#endif
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> connect(const GroupSpec& spec) {
+  if (spec.world_size == 1) return single_process_communicator();
+  auto store = open_store(spec);
+  rendezvous(*store, spec);
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);
+  auto backend = spec.backend == "nccl" ? make_nccl(prefixed, spec) : make_gloo(prefixed, spec);
+  return std::make_unique<C10dCommunicator>(store, backend, spec.backend);
+}
+
+std::unique_ptr<Communicator> single_process_communicator() { return std::make_unique<SingleProcess>(); }
+
+bool nccl_available() {
+#ifdef CVTRAIN_WITH_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace cvtrain

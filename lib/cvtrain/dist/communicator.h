@@ -1,0 +1,51 @@
+// Collectives between ranks, over PyTorch's c10d: TCPStore rendezvous, ProcessGroupGloo on CPU,
+// ProcessGroupNCCL on CUDA. A world of one uses a communicator that does nothing.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace at {
+class Tensor;
+}
+
+namespace cvtrain {
+
+struct GroupSpec {
+  int rank = 0;
+  int world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string backend = "gloo";  // gloo | nccl
+  std::chrono::seconds timeout{600};
+};
+
+// An all-reduce in flight; wait() blocks until its result is in the tensor.
+class PendingCollective {
+ public:
+  virtual ~PendingCollective() = default;
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  virtual std::string backend() const = 0;
+  // Sum over ranks, in place.
+  virtual std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor) = 0;
+  void all_reduce_sum(at::Tensor& tensor) { all_reduce_sum_async(tensor)->wait(); }
+  virtual void broadcast(at::Tensor& tensor, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+// Joins the group; throws Error naming the address and the ranks that never arrived on timeout.
+std::unique_ptr<Communicator> connect(const GroupSpec& spec);
+std::unique_ptr<Communicator> single_process_communicator();
+
+// Whether this build can create a ProcessGroupNCCL.
+bool nccl_available();
+
+}  // namespace cvtrain
