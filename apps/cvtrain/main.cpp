@@ -3,12 +3,16 @@
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 
+#include <unistd.h>
+
+#include <climits>
 #include <cstdio>
 #include <iostream>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/launch/launch_plan.h"
+#include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/registry.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/trainer.h"
@@ -29,27 +33,63 @@ void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required) {
   app.add_option("overrides", args.overrides, kOverridesHelp);
 }
 
-cvtrain::Recipe load(const RecipeArgs& args) {
+// world_size 0 takes the job's size from the recipe (nnodes x nproc_per_node).
+cvtrain::Recipe load(const RecipeArgs& args, int world_size = 0) {
   cvtrain::LoadOptions options;
   options.overrides = args.overrides;
   options.known_archs = cvtrain::model_names();
+  options.world_size = world_size;
+  options.visible_gpus = cvtrain::visible_cuda_devices();
   return cvtrain::load_recipe(args.recipe, options);
+}
+
+int64_t world_size(const cvtrain::Recipe& recipe) {
+  return recipe.train.global_batch / (recipe.train.micro_batch * recipe.train.accumulation);
 }
 
 int run_check(const RecipeArgs& args) {
   const cvtrain::Recipe recipe = load(args);
   std::cout << "# resolved recipe: " << args.recipe << "\n"
             << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
-            << recipe.train.accumulation << " x world size 1\n"
+            << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
             << cvtrain::recipe_to_yaml(recipe);
   return 0;
 }
 
-int run_train(const RecipeArgs& args) {
-  const cvtrain::Recipe recipe = load(args);
-  const cvtrain::TrainSummary summary = cvtrain::train(recipe);
-  if (summary.top1 >= 0) std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5,
-                                     static_cast<long long>(summary.steps));
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string("/proc/self/exe");
+}
+
+// cvtrain as the launcher of a job of several ranks: itself once per local rank, supervised.
+int launch_ranks(const cvtrain::Recipe& recipe, int argc, char** argv) {
+  const auto& d = recipe.distributed;
+  cvtrain::LaunchPlan plan;
+  plan.nnodes = static_cast<int>(d.nnodes);
+  plan.nproc_per_node = static_cast<int>(world_size(recipe) / d.nnodes);
+  plan.node_rank = static_cast<int>(d.node_rank);
+  plan.master_addr = d.master_addr;
+  plan.master_port = d.master_port > 0 ? static_cast<int>(d.master_port) : 29500;
+  std::vector<std::string> command{own_executable()};
+  command.insert(command.end(), argv + 1, argv + argc);
+  cvtrain::log::info("launching {} rank(s) on this node (node {} of {}), rendezvous at {}:{}", plan.nproc_per_node,
+                     plan.node_rank, plan.nnodes, plan.master_addr, plan.master_port);
+  const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(plan, command));
+  if (outcome.exit_code != 0) cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
+  return outcome.exit_code;
+}
+
+int run_train(const RecipeArgs& args, int argc, char** argv) {
+  // Under torchrun or srun this process is one rank; otherwise it launches the job's ranks.
+  std::optional<cvtrain::RankInfo> rank = cvtrain::rank_from_environment(cvtrain::process_environment());
+  const cvtrain::Recipe recipe = load(args, rank ? rank->world_size : 0);
+  if (!rank && world_size(recipe) > 1) return launch_ranks(recipe, argc, argv);
+  if (rank && rank->source == "slurm" && recipe.distributed.master_port > 0)
+    rank->master_port = static_cast<int>(recipe.distributed.master_port);
+  const cvtrain::TrainSummary summary = cvtrain::train(recipe, rank.value_or(cvtrain::RankInfo{}));
+  if (summary.top1 >= 0 && (!rank || rank->rank == 0))
+    std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
   return 0;
 }
 
@@ -122,12 +162,12 @@ int main(int argc, char** argv) {
     if (*check_cmd) return run_check(check_args);
     if (*models_cmd) return run_models();
     if (*launch_cmd) return run_launch(launch_args);
-    if (*train_cmd) return run_train(train_args);
+    if (*train_cmd) return run_train(train_args, argc, argv);
     if (top.recipe.empty()) {
       std::cerr << app.help();
       return cvtrain::kExitRecipeError;
     }
-    return run_train(top);
+    return run_train(top, argc, argv);
   } catch (const cvtrain::RecipeError& e) {
     cvtrain::log::error("{}", e.what());
     return cvtrain::kExitRecipeError;

@@ -16,4 +16,22 @@ std::vector<int64_t> epoch_order(uint64_t seed, int64_t epoch, size_t size) {
   return order;
 }
 
+std::vector<int64_t> rank_share(const std::vector<int64_t>& order, int64_t global_batch, int world, int rank) {
+  const int64_t per_rank = global_batch / world;
+  const int64_t steps = static_cast<int64_t>(order.size()) / global_batch;
+  std::vector<int64_t> share;
+  share.reserve(static_cast<size_t>(steps * per_rank));
+  for (int64_t s = 0; s < steps; ++s) {
+    const auto first = order.begin() + s * global_batch + rank * per_rank;
+    share.insert(share.end(), first, first + per_rank);
+  }
+  return share;
+}
+
+std::vector<int64_t> eval_share(size_t size, int world, int rank) {
+  std::vector<int64_t> share;
+  for (auto i = static_cast<size_t>(rank); i < size; i += static_cast<size_t>(world)) share.push_back(static_cast<int64_t>(i));
+  return share;
+}
+
 }  // namespace cvtrain

@@ -8,6 +8,9 @@
 namespace cvtrain {
 
 std::shared_ptr<Classifier> make_small_cnn(const ModelSpec& spec, int64_t in_channels);
+// One hidden layer of 256, no normalisation or dropout: a baseline, and the model whose DDP and
+// accumulation runs must equal a single large batch exactly.
+std::shared_ptr<Classifier> make_mlp(const ModelSpec& spec, int64_t in_channels);
 // depth: 18, 34 or 50 (torchvision layout and parameter names).
 std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_t in_channels);
 

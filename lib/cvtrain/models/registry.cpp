@@ -19,6 +19,7 @@ using Factory = std::function<std::shared_ptr<Classifier>(const ModelSpec&, int6
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
       {"small_cnn", make_small_cnn},
+      {"mlp", make_mlp},
       {"resnet18", [](const ModelSpec& s, int64_t c) { return make_resnet(18, s, c); }},
       {"resnet34", [](const ModelSpec& s, int64_t c) { return make_resnet(34, s, c); }},
       {"resnet50", [](const ModelSpec& s, int64_t c) { return make_resnet(50, s, c); }},

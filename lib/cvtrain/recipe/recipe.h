@@ -65,9 +65,13 @@ struct ScheduleSpec {
 
 struct DistributedSpec {
   int64_t nnodes = 1;
-  std::string nproc_per_node = "auto";  // auto | N
-  std::string backend = "auto";         // auto | nccl | gloo
-  int64_t timeout_s = 600;
+  std::string nproc_per_node = "auto";  // auto (visible GPUs, else 1) | N
+  int64_t node_rank = 0;                // this node's index when cvtrain launches several nodes
+  std::string master_addr = "127.0.0.1";
+  int64_t master_port = 0;              // 0: 29500, or under Slurm 20000 + job id % 20000
+  std::string backend = "auto";         // auto (nccl on CUDA, gloo on CPU) | nccl | gloo
+  int64_t timeout_s = 600;              // rendezvous and collective timeout
+  double bucket_mb = 25;                // DDP gradient bucket size
 };
 
 struct CheckpointSpec {

@@ -291,8 +291,12 @@ const std::vector<Field>& schema() {
       field(KEY(device), one_of({"auto", "cpu", "cuda"})),
       field(KEY(distributed.nnodes), at_least(1)),
       field(KEY(distributed.nproc_per_node), auto_or_count),
+      field(KEY(distributed.node_rank), at_least(0)),
+      field(KEY(distributed.master_addr)),
+      field(KEY(distributed.master_port), in_range(0, 65535)),
       field(KEY(distributed.backend), one_of({"auto", "nccl", "gloo"})),
       field(KEY(distributed.timeout_s), at_least(1)),
+      field(KEY(distributed.bucket_mb), positive()),
       field(KEY(checkpoint.every_steps), at_least(0)),
       field(KEY(checkpoint.keep), at_least(1)),
       field(KEY(checkpoint.resume), one_of({"none"})),
@@ -383,7 +387,8 @@ void check_paths(const Recipe& r, CrossChecks& check) {
 }
 
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
-  resolve_batch(r.train, options.world_size, check);
+  const int world = options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
+  resolve_batch(r.train, world, check);
   if (r.data.train.empty()) check.fail("data.train", "no training data given");
   if (options.check_paths) check_paths(r, check);
   if (r.data.mean.size() != r.data.std.size())
@@ -410,13 +415,20 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   }
   // Honest limits of this build: these values are valid names but their machinery is not here yet.
   if (r.precision == "fp16") check.fail("precision", "fp16 needs dynamic loss scaling, not available yet; use bf16 or fp32");
-  if (r.strategy != "single") check.fail("strategy", fmt::format("'{}' needs the distributed runtime, not available yet; use single", r.strategy));
-  if (r.distributed.nnodes != 1) check.fail("distributed.nnodes", "multi-node runs are not available yet; use 1");
-  if (r.distributed.nproc_per_node != "auto" && r.distributed.nproc_per_node != "1")
-    check.fail("distributed.nproc_per_node", "several ranks per node are not available yet; use auto or 1");
+  if (r.strategy != "single" && r.strategy != "ddp")
+    check.fail("strategy", fmt::format("'{}' needs sharding, not available yet; use single or ddp", r.strategy));
+  if (r.strategy == "single" && world > 1)
+    check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp", world));
+  if (r.distributed.node_rank >= r.distributed.nnodes)
+    check.fail("distributed.node_rank", fmt::format("{} is outside [0, nnodes {})", r.distributed.node_rank, r.distributed.nnodes));
 }
 
 }  // namespace
+
+int world_size_of(const DistributedSpec& spec, int visible_gpus) {
+  const int per_node = spec.nproc_per_node == "auto" ? std::max(1, visible_gpus) : std::stoi(spec.nproc_per_node);
+  return static_cast<int>(spec.nnodes) * per_node;
+}
 
 std::vector<std::string> recipe_keys() {
   std::vector<std::string> keys;

@@ -10,7 +10,8 @@ namespace cvtrain {
 
 struct LoadOptions {
   std::vector<std::string> overrides;  // "train.epochs=3", "optim.betas=[0.9,0.95]"
-  int world_size = 1;                  // ranks sharing global_batch
+  int world_size = 0;                  // ranks sharing global_batch; 0: world_size_of(distributed)
+  int visible_gpus = 0;                // what distributed.nproc_per_node: auto counts
   bool check_paths = true;             // data folders and files must exist
   std::vector<std::string> known_archs;  // model names to accept (empty: not checked)
 };
@@ -20,6 +21,10 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options = {});
 
 // The resolved recipe as YAML, every key present (what `cvtrain check` prints and runs save).
 std::string recipe_to_yaml(const Recipe& recipe);
+
+// Ranks of the job the recipe describes: nnodes x nproc_per_node, `auto` counting `visible_gpus`
+// (at least 1).
+int world_size_of(const DistributedSpec& spec, int visible_gpus);
 
 // Every recipe key, dotted ("train.epochs"), in schema order.
 std::vector<std::string> recipe_keys();

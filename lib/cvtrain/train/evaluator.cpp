@@ -5,29 +5,28 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
-#include <numeric>
 
 #include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/sampler.h"
+#include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/train/precision.h"
 
 namespace cvtrain {
 
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& options, c10::Device device,
-                    const std::string& precision) {
+                    const std::string& precision, Communicator& comm) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  std::vector<int64_t> order(dataset.size());
-  std::iota(order.begin(), order.end(), int64_t{0});
   LoaderOptions eval_options = options;
   eval_options.drop_last = false;
   eval_options.transform.augment = nullptr;
-  BatchLoader loader(dataset, std::move(order), eval_options);
+  BatchLoader loader(dataset, eval_share(dataset.size(), comm.world_size(), comm.rank()), eval_options);
 
-  at::Tensor loss_sum = at::zeros({}, at::TensorOptions(device).dtype(at::kDouble));
-  at::Tensor top1 = at::zeros({}, at::TensorOptions(device).dtype(at::kLong));
-  at::Tensor top5 = at::zeros({}, at::TensorOptions(device).dtype(at::kLong));
+  // [loss sum, top-1 hits, top-5 hits] in one tensor: one all-reduce at the end.
+  at::Tensor sums = at::zeros({3}, at::TensorOptions(device).dtype(at::kDouble));
+  at::Tensor loss_sum = sums[0], top1 = sums[1], top5 = sums[2];
   const int64_t k = std::min<int64_t>(5, dataset.num_classes());
   while (auto batch = loader.next()) {
     const at::Tensor images = batch->images.to(device, /*non_blocking=*/true);
@@ -46,9 +45,11 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
     top5 += hits.any(1).sum();
   }
   model.train(was_training);
+  comm.all_reduce_sum(sums);
+  const at::Tensor totals = sums.cpu();
   const auto n = static_cast<double>(dataset.size());
-  return EvalResult{loss_sum.item<double>() / n, static_cast<double>(top1.item<int64_t>()) / n,
-                    static_cast<double>(top5.item<int64_t>()) / n, static_cast<int64_t>(dataset.size())};
+  return EvalResult{totals[0].item<double>() / n, totals[1].item<double>() / n, totals[2].item<double>() / n,
+                    static_cast<int64_t>(dataset.size())};
 }
 
 }  // namespace cvtrain

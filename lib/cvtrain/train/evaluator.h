@@ -9,6 +9,7 @@
 namespace cvtrain {
 
 class Classifier;
+class Communicator;
 class Dataset;
 struct LoaderOptions;
 
@@ -19,7 +20,9 @@ struct EvalResult {
   int64_t samples = 0;
 };
 
+// Each rank evaluates its eval_share of the dataset; the sums are all-reduced, so every rank
+// returns the same figures, computed over every sample exactly once.
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, c10::Device device,
-                    const std::string& precision);
+                    const std::string& precision, Communicator& comm);
 
 }  // namespace cvtrain

@@ -12,17 +12,22 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/sampler.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/optim/optimizer.h"
+#include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/evaluator.h"
 #include "cvtrain/train/precision.h"
@@ -31,16 +36,28 @@
 namespace cvtrain {
 namespace {
 
-c10::Device choose_device(const std::string& requested) {
+c10::Device choose_device(const std::string& requested, const RankInfo& rank) {
   const bool cuda = torch::cuda::is_available();
   if (requested == "cuda" && !cuda) throw Error("device: cuda requested but no CUDA device is visible");
-  return (requested == "cuda" || (requested == "auto" && cuda)) ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  if (requested == "cpu" || !cuda) return c10::Device(c10::kCPU);
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (rank.local_rank >= count)
+    throw Error(fmt::format("rank {} is local rank {} but this node sees only {} CUDA device(s)", rank.rank, rank.local_rank, count));
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank.local_rank));
+}
+
+std::unique_ptr<Communicator> join_group(const Recipe& recipe, const RankInfo& rank, const c10::Device& device) {
+  std::string backend = recipe.distributed.backend;
+  if (backend == "auto") backend = device.is_cuda() ? "nccl" : "gloo";
+  return connect(GroupSpec{rank.rank, rank.world_size, rank.master_addr, rank.master_port, backend,
+                           std::chrono::seconds(recipe.distributed.timeout_s)});
 }
 
 // Accumulates what happens between two log lines.
 struct Interval {
   Stopwatch clock;
   double data_wait_s = 0;
+  double comm_wait_s = 0;  // waiting for gradient all-reduce after backward
   int64_t steps = 0;
   int64_t images = 0;
   at::Tensor loss_sum;
@@ -48,17 +65,23 @@ struct Interval {
 
 class Trainer {
  public:
-  explicit Trainer(const Recipe& recipe)
+  Trainer(const Recipe& recipe, const RankInfo& rank)
       : recipe_(recipe),
-        device_(choose_device(recipe.device)),
-        run_(recipe.output, recipe),
-        metrics_(run_.file("metrics.jsonl")),
-        progress_(ProgressDisplay::stderr_is_terminal()) {
+        rank_(rank),
+        device_(choose_device(recipe.device, rank)),
+        progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()) {
+    // Only rank 0 writes; it prepares the run folder before anyone spends time on the group.
+    if (rank.rank == 0) {
+      run_ = std::make_unique<RunDirectory>(recipe.output, recipe);
+      metrics_ = std::make_unique<MetricsLog>(run_->file("metrics.jsonl"));
+    }
+    comm_ = join_group(recipe, rank, device_);
     torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
     configure_tf32(recipe.precision);
     open_data();
     model_ = build_model(recipe.model, in_channels());
     model_->to(device_);
+    strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb);
     optimizer_ = build_optimizer(recipe.optim, *model_);
     steps_per_epoch_ = static_cast<int64_t>(train_set_->size()) / recipe.train.global_batch;
     if (steps_per_epoch_ == 0)
@@ -70,9 +93,11 @@ class Trainer {
   }
 
   TrainSummary run() {
-    log::info("training {} on {} ({} samples, {} classes) on {}, {} steps of {} images ({} x {} accumulation), precision {}",
-              recipe_.model.arch, recipe_.data.train, train_set_->size(), train_set_->num_classes(), device_.str(), total_steps_,
-              recipe_.train.global_batch, recipe_.train.micro_batch, recipe_.train.accumulation, recipe_.precision);
+    if (rank_.rank == 0)
+      log::info("training {} on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} images ({} x {} accumulation x {} ranks), precision {}",
+                recipe_.model.arch, recipe_.data.train, train_set_->size(), train_set_->num_classes(), rank_.world_size,
+                device_.str(), comm_->backend(), total_steps_, recipe_.train.global_batch, recipe_.train.micro_batch,
+                recipe_.train.accumulation, rank_.world_size, recipe_.precision);
     Stopwatch total;
     TrainSummary summary;
     for (int64_t epoch = 0; step_ < total_steps_; ++epoch) {
@@ -80,10 +105,14 @@ class Trainer {
       progress_.finish_line();
       evaluate_epoch(epoch, summary);
     }
-    torch::save(std::static_pointer_cast<torch::nn::Module>(model_), run_.file("model.pt"));
+    strategy_->sync_buffers();
     summary.steps = step_;
     summary.seconds = total.seconds();
-    log::info("done: {} steps in {}; weights in {}", step_, format_duration(summary.seconds), run_.file("model.pt"));
+    if (rank_.rank == 0) {
+      torch::save(std::static_pointer_cast<torch::nn::Module>(model_), run_->file("model.pt"));
+      log::info("done: {} steps in {}; weights in {}", step_, format_duration(summary.seconds), run_->file("model.pt"));
+    }
+    comm_->barrier();  // no rank leaves (and tears down the group) while another still needs it
     return summary;
   }
 
@@ -118,7 +147,8 @@ class Trainer {
     options.drop_last = true;
     options.transform.augment = &recipe_.augment;
     options.transform.epoch = epoch;
-    BatchLoader loader(*train_set_, epoch_order(options.transform.seed, epoch, train_set_->size()), options);
+    const std::vector<int64_t> order = epoch_order(options.transform.seed, epoch, train_set_->size());
+    BatchLoader loader(*train_set_, rank_share(order, recipe_.train.global_batch, rank_.world_size, rank_.rank), options);
     model_->train();
     Stopwatch epoch_clock;
     epoch_wait_s_ = 0;
@@ -132,6 +162,7 @@ class Trainer {
       interval.loss_sum += loss;
       ++epoch_steps;
       ++step_;
+      inject_fault_if_asked();
       const bool log_now = step_ % recipe_.train.log_every == 0 || step_ == total_steps_;
       report_progress(epoch, interval, log_now);
     }
@@ -162,7 +193,10 @@ class Trainer {
       const at::Tensor loss = torch::nn::functional::cross_entropy(
           logits.to(at::kFloat), labels,
           torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(recipe_.augment.label_smoothing));
+      const bool last = micro == accumulation - 1;
+      strategy_->before_backward(last);
       (loss / static_cast<double>(accumulation)).backward();
+      strategy_->after_backward(last);
       step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
     }
     if (recipe_.train.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), recipe_.train.grad_clip);
@@ -170,6 +204,7 @@ class Trainer {
     optimizer_->step();
     interval.steps += 1;
     interval.images += recipe_.train.global_batch;
+    interval.comm_wait_s += strategy_->take_comm_wait_seconds();
     return step_loss;
   }
 
@@ -185,14 +220,32 @@ class Trainer {
     state.data_wait = interval.data_wait_s / std::max(elapsed, 1e-9);
     state.eta_s = elapsed / static_cast<double>(interval.steps) * static_cast<double>(total_steps_ - step_);
     if (!log_now && !progress_display_due()) return;
+    // Log lines carry the mean over all ranks; every rank reaches them at the same steps.
+    if (log_now) {
+      comm_->all_reduce_sum(interval.loss_sum);
+      interval.loss_sum.div_(rank_.world_size);
+    }
     // Reading the loss synchronises a GPU: done only for a log line or a (throttled) redraw.
     state.loss = interval.loss_sum.item<double>() / static_cast<double>(interval.steps);
-    progress_.update(state, log_now);
+    if (rank_.rank == 0) progress_.update(state, log_now);
     if (!log_now) return;
-    metrics_.write({{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
-                    {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait}});
+    if (metrics_)
+      metrics_->write({{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
+                       {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait},
+                       {"comm_wait", interval.comm_wait_s / std::max(elapsed, 1e-9)},
+                       {"step_s", elapsed / static_cast<double>(interval.steps)}});
     interval = Interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
+  }
+
+  // Test aid for supervision: CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with
+  // code 3 right after step S, as a crashing rank would.
+  void inject_fault_if_asked() const {
+    const char* rank = std::getenv("CVTRAIN_FAULT_RANK");
+    const char* step = std::getenv("CVTRAIN_FAULT_STEP");
+    if (!rank || !step || std::atoi(rank) != rank_.rank || std::atoll(step) != step_) return;
+    log::error("rank {}: injected fault after step {} (CVTRAIN_FAULT_STEP)", rank_.rank, step_);
+    std::_Exit(3);
   }
 
   // Redraws the live line at most five times a second, and only on a terminal.
@@ -210,21 +263,26 @@ class Trainer {
                         {"data_wait", epoch_wait_s_ / std::max(epoch_seconds_, 1e-9)}};
     std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch + 1, summary.train_loss, images_per_s);
     if (val_set_) {
-      const EvalResult eval = evaluate(*model_, *val_set_, loader_options_, device_, recipe_.precision);
+      strategy_->sync_buffers();
+      const EvalResult eval = evaluate(*model_, *val_set_, loader_options_, device_, recipe_.precision, *comm_);
       summary.top1 = eval.top1;
       summary.top5 = eval.top5;
       record.insert(record.end(), {{"val_loss", eval.loss}, {"top1", eval.top1}, {"top5", eval.top5}});
       line += fmt::format(", val loss {:.4f} top-1 {:.4f} top-5 {:.4f}", eval.loss, eval.top1, eval.top5);
     }
-    metrics_.write(record);
+    if (rank_.rank != 0) return;
+    metrics_->write(record);
     log::info("{}", line);
   }
 
   const Recipe& recipe_;
+  RankInfo rank_;
   c10::Device device_;
-  RunDirectory run_;
-  MetricsLog metrics_;
+  std::unique_ptr<RunDirectory> run_;   // rank 0 only
+  std::unique_ptr<MetricsLog> metrics_; // rank 0 only
   ProgressDisplay progress_;
+  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<Strategy> strategy_;
   std::unique_ptr<Dataset> train_set_, val_set_;
   LoaderOptions loader_options_;
   std::shared_ptr<Classifier> model_;
@@ -238,6 +296,8 @@ class Trainer {
 
 }  // namespace
 
-TrainSummary train(const Recipe& recipe) { return Trainer(recipe).run(); }
+TrainSummary train(const Recipe& recipe, const RankInfo& rank) { return Trainer(recipe, rank).run(); }
+
+int visible_cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 }  // namespace cvtrain

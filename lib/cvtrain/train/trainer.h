@@ -7,6 +7,7 @@
 namespace cvtrain {
 
 struct Recipe;
+struct RankInfo;
 
 struct TrainSummary {
   int64_t steps = 0;
@@ -16,7 +17,11 @@ struct TrainSummary {
   double seconds = 0;
 };
 
-// Trains as the recipe says, writing recipe.yaml, metrics.jsonl and model.pt into recipe.output.
-TrainSummary train(const Recipe& recipe);
+// Trains as the recipe says, as `rank` of its job (a default RankInfo: the only process). Rank 0
+// writes recipe.yaml, metrics.jsonl and model.pt into recipe.output.
+TrainSummary train(const Recipe& recipe, const RankInfo& rank);
+
+// CUDA devices this process sees (0 without CUDA): what distributed.nproc_per_node auto means.
+int visible_cuda_devices();
 
 }  // namespace cvtrain

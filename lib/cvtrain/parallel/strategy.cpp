@@ -1,0 +1,163 @@
+// Strategies. DDP groups gradients into buckets (reverse registration order, roughly the order
+// backward produces them); a tensor hook copies each gradient into its bucket and the bucket's
+// all-reduce starts as soon as its last gradient arrives, while backward goes on.
+#include "cvtrain/parallel/strategy.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/nn/module.h>
+
+#include <mutex>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/dist/communicator.h"
+
+namespace cvtrain {
+namespace {
+
+class SingleStrategy : public Strategy {
+ public:
+  void before_backward(bool) override {}
+  void after_backward(bool) override {}
+  void sync_buffers() override {}
+  double take_comm_wait_seconds() override { return 0; }
+};
+
+struct Bucket {
+  std::vector<size_t> params;  // indices into DdpStrategy::params_
+  std::vector<int64_t> offsets;
+  at::Tensor flat;
+  size_t ready = 0;
+  std::unique_ptr<PendingCollective> pending;
+};
+
+class DdpStrategy : public Strategy {
+ public:
+  DdpStrategy(torch::nn::Module& model, Communicator& comm, double bucket_mb) : model_(model), comm_(comm) {
+    for (const auto& p : model.parameters())
+      if (p.requires_grad()) params_.push_back(p);
+    broadcast_from_rank0(model.parameters());
+    sync_buffers();
+    build_buckets(static_cast<int64_t>(bucket_mb * 1024 * 1024));
+    for (size_t i = 0; i < params_.size(); ++i)
+      params_[i].register_hook([this, i](const at::Tensor& grad) { on_gradient(i, grad); });
+  }
+
+  void before_backward(bool last_micro_step) override {
+    syncing_ = last_micro_step;
+    if (!syncing_) return;
+    for (auto& b : buckets_) {
+      b.ready = 0;
+      b.pending.reset();
+    }
+    arrived_.assign(params_.size(), false);
+  }
+
+  void after_backward(bool last_micro_step) override {
+    if (!last_micro_step) return;
+    Stopwatch wait;
+    for (auto& b : buckets_) {
+      if (!b.pending) launch_incomplete(b);
+      b.pending->wait();
+    }
+    const double scale = 1.0 / comm_.world_size();
+    for (auto& b : buckets_)
+      for (size_t k = 0; k < b.params.size(); ++k) {
+        at::Tensor& p = params_[b.params[k]];
+        p.mutable_grad() = b.flat.narrow(0, b.offsets[k], p.numel()).view_as(p).mul(scale);
+      }
+    comm_wait_s_ += wait.seconds();
+    syncing_ = false;
+  }
+
+  void sync_buffers() override { broadcast_from_rank0(model_.buffers()); }
+
+  double take_comm_wait_seconds() override { return std::exchange(comm_wait_s_, 0.0); }
+
+ private:
+  void broadcast_from_rank0(std::vector<at::Tensor> tensors) {
+    torch::NoGradGuard no_grad;
+    for (auto& t : tensors) comm_.broadcast(t, 0);
+  }
+
+  void build_buckets(int64_t bucket_bytes) {
+    bucket_of_.resize(params_.size());
+    Bucket current;
+    int64_t bytes = 0, numel = 0;
+    auto close = [&] {
+      if (current.params.empty()) return;
+      current.flat = at::zeros({numel}, params_[current.params[0]].options());
+      buckets_.push_back(std::move(current));
+      current = Bucket{};
+      bytes = numel = 0;
+    };
+    for (size_t i = params_.size(); i-- > 0;) {
+      if (!current.params.empty() && params_[i].options().dtype() != params_[current.params[0]].options().dtype()) close();
+      bucket_of_[i] = {buckets_.size(), current.params.size()};
+      current.params.push_back(i);
+      current.offsets.push_back(numel);
+      numel += params_[i].numel();
+      bytes += params_[i].numel() * static_cast<int64_t>(params_[i].element_size());
+      if (bytes >= bucket_bytes) close();
+    }
+    close();
+  }
+
+  // The hook sees this backward's gradient before it is added to .grad: on the last micro-step
+  // the full gradient is what accumulated so far plus this one.
+  void on_gradient(size_t index, const at::Tensor& grad) {
+    if (!syncing_) return;
+    const auto [b, k] = bucket_of_[index];
+    Bucket& bucket = buckets_[b];
+    const at::Tensor& p = params_[index];
+    at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
+    torch::NoGradGuard no_grad;
+    if (p.grad().defined())
+      at::add_out(slot, p.grad(), grad);
+    else
+      slot.copy_(grad);
+    std::lock_guard<std::mutex> lock(mutex_);
+    arrived_[index] = true;
+    if (++bucket.ready == bucket.params.size()) bucket.pending = comm_.all_reduce_sum_async(bucket.flat);
+  }
+
+  // Parameters that took no part in this backward contribute what they accumulated, or zeros.
+  void launch_incomplete(Bucket& bucket) {
+    torch::NoGradGuard no_grad;
+    for (size_t k = 0; k < bucket.params.size(); ++k) {
+      if (arrived_[bucket.params[k]]) continue;
+      const at::Tensor& p = params_[bucket.params[k]];
+      at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
+      if (p.grad().defined())
+        slot.copy_(p.grad());
+      else
+        slot.zero_();
+    }
+    bucket.pending = comm_.all_reduce_sum_async(bucket.flat);
+  }
+
+  torch::nn::Module& model_;
+  Communicator& comm_;
+  std::vector<at::Tensor> params_;
+  std::vector<std::pair<size_t, size_t>> bucket_of_;  // param -> (bucket, position)
+  std::vector<Bucket> buckets_;
+  std::vector<bool> arrived_;
+  bool syncing_ = false;
+  double comm_wait_s_ = 0;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb) {
+  if (name == "single") {
+    if (comm.world_size() != 1)
+      throw RecipeError({fmt::format("strategy: 'single' runs one process but the job has {} ranks; use ddp", comm.world_size())});
+    return std::make_unique<SingleStrategy>();
+  }
+  if (name == "ddp") return std::make_unique<DdpStrategy>(model, comm, bucket_mb);
+  throw RecipeError({fmt::format("strategy: '{}' is not available yet; use single or ddp", name)});
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,121 @@
+// DDP on CPU with Gloo: 2 ranks with half the micro-batch, and accumulation, give the same
+// weights as one rank with the whole batch; torchrun-style and two-node launches agree; a
+// crashing rank stops the job quickly, named, with no process left.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <ATen/ATen.h>
+#include <torch/serialize.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <random>
+
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/recipe/recipe.h"
+#include "temp_dir.h"
+
+using cvtrain::testing::read_text;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
+// An MLP (no BatchNorm, no dropout) for 5 steps of 64 images: batch composition alone decides.
+const std::string kCommon =
+    " model.arch=mlp data.max_samples=640 data.val= train.max_steps=5 train.global_batch=64 train.log_every=1"
+    " optim.weight_decay=0.01 train.grad_clip=5";
+
+struct Run {
+  int exit_code = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+Run shell(const std::string& script, const TempDir& dir) {
+  const std::string path = dir.write("run.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\nRECIPE=" + kQuickstart + "\n" + script);
+  const auto start = std::chrono::steady_clock::now();
+  const int status = std::system(("bash " + path + " > " + dir.file("out.log") + " 2>&1").c_str());
+  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.file("out.log")),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+std::string port() { return std::to_string(30000 + std::random_device{}() % 20000); }
+
+std::vector<at::Tensor> weights(const std::string& path) {
+  cvtrain::ModelSpec spec;
+  spec.arch = "mlp";
+  spec.image_size = 28;
+  spec.num_classes = 10;
+  auto model = cvtrain::build_model(spec, 1);
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  model->load(archive);
+  return model->parameters();
+}
+
+double max_difference(const std::string& a, const std::string& b) {
+  const auto wa = weights(a), wb = weights(b);
+  double worst = 0;
+  for (size_t i = 0; i < wa.size(); ++i) worst = std::max(worst, (wa[i] - wb[i]).abs().max().item<double>());
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("DDP with 2 ranks and accumulation equals one rank with the whole batch", "[e2e]") {
+  TempDir dir;
+  const Run run = shell(
+      "set -e\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=16 output=" + dir.file("single_acc4") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp distributed.nproc_per_node=2 distributed.master_port=" + port() +
+      " output=" + dir.file("ddp2") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp distributed.nproc_per_node=2 train.micro_batch=16 distributed.master_port=" +
+      port() + " output=" + dir.file("ddp2_acc2") + "\n",
+      dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("(16 x 2 accumulation x 2 ranks)") && Catch::Contains("(32 x 1 accumulation x 2 ranks)"));
+  const double moved = max_difference(dir.file("single/model.pt"), dir.file("ddp2/model.pt"));
+  CHECK(moved < 1e-5);
+  CHECK(max_difference(dir.file("single/model.pt"), dir.file("single_acc4/model.pt")) < 1e-5);
+  CHECK(max_difference(dir.file("single/model.pt"), dir.file("ddp2_acc2/model.pt")) < 1e-5);
+  // The comparison means something only if training changed the weights.
+  CHECK(read_text(dir.file("single/metrics.jsonl")) != "");
+}
+
+TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[e2e]") {
+  TempDir dir;
+  const std::string p1 = port(), p2 = port();
+  const std::string ddp = kCommon + " strategy=ddp";
+  const Run run = shell(
+      "set -e\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n"
+      // Two processes started by hand with torchrun's variables, as torchrun would.
+      "for r in 0 1; do RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + p1 +
+      " $CVTRAIN --recipe $RECIPE" + ddp + " output=" + dir.file("torchrun") + " > " + dir.file("torchrun_$r.log") + " 2>&1 & pids=\"$pids $!\"; done\n"
+      "for p in $pids; do wait $p; done; pids=\n"
+      // Two cvtrain launchers, one per node, on this host.
+      "for n in 0 1; do $CVTRAIN --recipe $RECIPE" + ddp + " distributed.nnodes=2 distributed.node_rank=$n distributed.nproc_per_node=1"
+      " distributed.master_port=" + p2 + " output=" + dir.file("nodes") + " > " + dir.file("node_$n.log") + " 2>&1 & pids=\"$pids $!\"; done\n"
+      "for p in $pids; do wait $p; done\n",
+      dir);
+  INFO(run.output << read_text(dir.file("torchrun_1.log")) << read_text(dir.file("node_1.log")));
+  REQUIRE(run.exit_code == 0);
+  CHECK(max_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
+  CHECK(max_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) < 1e-5);
+}
+
+TEST_CASE("a training rank that exits at step 3 stops the job within 15 s", "[e2e]") {
+  TempDir dir;
+  const Run run = shell("CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3 $CVTRAIN --recipe $RECIPE" + kCommon +
+                            " train.max_steps=1000 train.global_batch=60 data.max_samples=60000 strategy=ddp distributed.nproc_per_node=3"
+                            " distributed.master_port=" + port() + " output=" + dir.file("run") + " # cvtrain_fault_test\n"
+                            "echo exit=$?\n",
+                        dir);
+  INFO(run.output);
+  CHECK_THAT(run.output, Catch::Contains("rank 1 exited with code 3") && Catch::Contains("exit=3"));
+  CHECK(run.seconds < 15);
+  CHECK(shell("pgrep -fc 'output=" + dir.file("run") + "' || true", dir).output == "0\n");
+}
