@@ -67,6 +67,10 @@ run() {
   train_case tf32_small_cnn precision=tf32 train.epochs=3
   train_case bf16_resnet18_small_stem precision=bf16 train.epochs=2 model.arch=resnet18 model.small_stem=true \
     train.global_batch=256 optim.lr=0.2
+  echo "== distributed: world size 1 through a real process group (strategy ddp, backend nccl on CUDA)"
+  local backend=nccl
+  [ "$DEVICE" = cuda ] || backend=gloo
+  train_case "ddp_world1_${backend}" strategy=ddp distributed.backend=$backend distributed.nproc_per_node=1 train.epochs=1
   echo "== $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }

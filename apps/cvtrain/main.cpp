@@ -87,7 +87,10 @@ int run_train(const RecipeArgs& args, int argc, char** argv) {
   if (!rank && world_size(recipe) > 1) return launch_ranks(recipe, argc, argv);
   if (rank && rank->source == "slurm" && recipe.distributed.master_port > 0)
     rank->master_port = static_cast<int>(recipe.distributed.master_port);
-  const cvtrain::TrainSummary summary = cvtrain::train(recipe, rank.value_or(cvtrain::RankInfo{}));
+  cvtrain::RankInfo only_rank;  // the whole job in this process
+  only_rank.master_addr = recipe.distributed.master_addr;
+  if (recipe.distributed.master_port > 0) only_rank.master_port = static_cast<int>(recipe.distributed.master_port);
+  const cvtrain::TrainSummary summary = cvtrain::train(recipe, rank.value_or(only_rank));
   if (summary.top1 >= 0 && (!rank || rank->rank == 0))
     std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
   return 0;

@@ -162,7 +162,7 @@ c10::intrusive_ptr<c10d::Backend> make_nccl([[maybe_unused]] const c10::intrusiv
 }  // namespace
 
 std::unique_ptr<Communicator> connect(const GroupSpec& spec) {
-  if (spec.world_size == 1) return single_process_communicator();
+  if (spec.world_size == 1 && !spec.group_of_one) return single_process_communicator();
   auto store = open_store(spec);
   rendezvous(*store, spec);
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);

@@ -19,6 +19,7 @@ struct GroupSpec {
   int master_port = 29500;
   std::string backend = "gloo";  // gloo | nccl
   std::chrono::seconds timeout{600};
+  bool group_of_one = false;  // a real process group even for world size 1 (to exercise NCCL or Gloo)
 };
 
 // An all-reduce in flight; wait() blocks until its result is in the tensor.
@@ -42,6 +43,7 @@ class Communicator {
 };
 
 // Joins the group; throws Error naming the address and the ranks that never arrived on timeout.
+// A world of one gets single_process_communicator() unless spec.group_of_one.
 std::unique_ptr<Communicator> connect(const GroupSpec& spec);
 std::unique_ptr<Communicator> single_process_communicator();
 

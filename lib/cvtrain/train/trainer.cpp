@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -46,11 +47,21 @@ c10::Device choose_device(const std::string& requested, const RankInfo& rank) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank.local_rank));
 }
 
+// Ranks on one node split its cores, as torchrun does with OMP_NUM_THREADS, unless the user set it:
+// two ranks each running a thread per core would fight over every core.
+void share_cores(const RankInfo& rank) {
+  if (rank.local_world_size <= 1 || std::getenv("OMP_NUM_THREADS")) return;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(std::max(1, cores / rank.local_world_size));
+}
+
 std::unique_ptr<Communicator> join_group(const Recipe& recipe, const RankInfo& rank, const c10::Device& device) {
   std::string backend = recipe.distributed.backend;
   if (backend == "auto") backend = device.is_cuda() ? "nccl" : "gloo";
+  // ddp always builds its process group, even for one rank: that is how NCCL or Gloo get checked
+  // on a single device; single never does.
   return connect(GroupSpec{rank.rank, rank.world_size, rank.master_addr, rank.master_port, backend,
-                           std::chrono::seconds(recipe.distributed.timeout_s)});
+                           std::chrono::seconds(recipe.distributed.timeout_s), recipe.strategy == "ddp"});
 }
 
 // Accumulates what happens between two log lines.
@@ -75,6 +86,7 @@ class Trainer {
       run_ = std::make_unique<RunDirectory>(recipe.output, recipe);
       metrics_ = std::make_unique<MetricsLog>(run_->file("metrics.jsonl"));
     }
+    share_cores(rank);
     comm_ = join_group(recipe, rank, device_);
     torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
     configure_tf32(recipe.precision);
