@@ -1,5 +1,5 @@
 // BatchLoader: identical batches for any number of workers, normalisation, errors in order.
-#include <catch2/catch.hpp>
+#include "torch_catch.h"
 
 #include <ATen/ATen.h>
 

@@ -1,5 +1,5 @@
 // Models: output shapes, torchvision parameter names and counts.
-#include <catch2/catch.hpp>
+#include "torch_catch.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>

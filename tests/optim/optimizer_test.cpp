@@ -1,5 +1,5 @@
 // Optimizer construction: decay groups, learning-rate updates, and one SGD-Nesterov step by hand.
-#include <catch2/catch.hpp>
+#include "torch_catch.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/modules/batchnorm.h>

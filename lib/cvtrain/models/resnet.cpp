@@ -10,6 +10,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include "cvtrain/models/architectures.h"
+#include "cvtrain/models/batch_norm.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -34,10 +35,10 @@ class BlockImpl : public nn::Module {
       conv1_ = register_module("conv1", conv(in, planes, 3, stride));
       conv2_ = register_module("conv2", conv(planes, planes, 3, 1));
     }
-    bn1_ = register_module("bn1", nn::BatchNorm2d(planes));
-    bn2_ = register_module("bn2", nn::BatchNorm2d(bottleneck ? planes : out));
-    if (bottleneck) bn3_ = register_module("bn3", nn::BatchNorm2d(out));
-    if (stride != 1 || in != out) downsample_ = register_module("downsample", nn::Sequential(conv(in, out, 1, stride), nn::BatchNorm2d(out)));
+    bn1_ = register_module("bn1", SyncableBatchNorm2d(planes));
+    bn2_ = register_module("bn2", SyncableBatchNorm2d(bottleneck ? planes : out));
+    if (bottleneck) bn3_ = register_module("bn3", SyncableBatchNorm2d(out));
+    if (stride != 1 || in != out) downsample_ = register_module("downsample", nn::Sequential(conv(in, out, 1, stride), SyncableBatchNorm2d(out)));
   }
 
   at::Tensor forward(at::Tensor x) {
@@ -51,7 +52,7 @@ class BlockImpl : public nn::Module {
  private:
   bool bottleneck_;
   nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, conv3_{nullptr};
-  nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr};
+  SyncableBatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr};
   nn::Sequential downsample_{nullptr};
 };
 TORCH_MODULE(Block);
@@ -62,7 +63,7 @@ class ResNet : public Classifier {
     const bool bottleneck = depth >= 50;
     const std::vector<int64_t> blocks = depth == 18 ? std::vector<int64_t>{2, 2, 2, 2} : std::vector<int64_t>{3, 4, 6, 3};
     conv1_ = register_module("conv1", small_stem_ ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2));
-    bn1_ = register_module("bn1", nn::BatchNorm2d(64));
+    bn1_ = register_module("bn1", SyncableBatchNorm2d(64));
     int64_t in = 64;
     for (int stage = 0; stage < 4; ++stage) {
       const int64_t planes = int64_t{64} << stage;
@@ -99,7 +100,7 @@ class ResNet : public Classifier {
 
   bool small_stem_;
   nn::Conv2d conv1_{nullptr};
-  nn::BatchNorm2d bn1_{nullptr};
+  SyncableBatchNorm2d bn1_{nullptr};
   std::vector<nn::Sequential> layers_;
   nn::Linear fc_{nullptr};
 };

@@ -9,6 +9,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include "cvtrain/models/architectures.h"
+#include "cvtrain/models/batch_norm.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -22,7 +23,7 @@ class SmallCnn : public Classifier {
     int64_t channels = in_channels, side = image_size;
     for (int64_t width : {32, 64, 128}) {
       layers_->push_back(nn::Conv2d(nn::Conv2dOptions(channels, width, 3).padding(1).bias(false)));
-      layers_->push_back(nn::BatchNorm2d(width));
+      layers_->push_back(SyncableBatchNorm2d(width));
       layers_->push_back(nn::ReLU(nn::ReLUOptions(true)));
       layers_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
       channels = width;

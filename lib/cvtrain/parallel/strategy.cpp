@@ -12,6 +12,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/dist/communicator.h"
+#include "cvtrain/models/batch_norm.h"
 
 namespace cvtrain {
 namespace {
@@ -150,7 +151,14 @@ class DdpStrategy : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb) {
+void synchronise_batch_norm(torch::nn::Module& model, Communicator& comm) {
+  for (const auto& module : model.modules())
+    if (auto* bn = module->as<SyncableBatchNorm2dImpl>()) bn->set_all_reduce([&comm](at::Tensor& t) { comm.all_reduce_sum(t); });
+}
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb,
+                                        bool sync_bn) {
+  if (sync_bn && comm.world_size() > 1) synchronise_batch_norm(model, comm);
   if (name == "single") {
     if (comm.world_size() != 1)
       throw RecipeError({fmt::format("strategy: 'single' runs one process but the job has {} ranks; use ddp", comm.world_size())});

@@ -26,7 +26,9 @@ class Strategy {
   virtual double take_comm_wait_seconds() = 0;
 };
 
-// Broadcasts rank 0's parameters and buffers first, so every rank starts identical.
-std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb);
+// Broadcasts rank 0's parameters and buffers first, so every rank starts identical. With sync_bn,
+// the model's BatchNorm layers compute training statistics over all ranks' batches.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb,
+                                        bool sync_bn);
 
 }  // namespace cvtrain

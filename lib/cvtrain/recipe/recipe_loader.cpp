@@ -253,6 +253,7 @@ const std::vector<Field>& schema() {
       field(KEY(model.image_size), in_range(8, 4096)),
       field(KEY(model.in_channels), in_range(0, 64)),
       field(KEY(model.small_stem)),
+      field(KEY(model.sync_bn)),
       field(KEY(data.format), one_of({"idx", "imagefolder"})),
       field(KEY(data.train)),
       field(KEY(data.val)),

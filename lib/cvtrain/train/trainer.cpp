@@ -93,7 +93,7 @@ class Trainer {
     open_data();
     model_ = build_model(recipe.model, in_channels());
     model_->to(device_);
-    strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb);
+    strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb, recipe.model.sync_bn);
     optimizer_ = build_optimizer(recipe.optim, *model_);
     steps_per_epoch_ = static_cast<int64_t>(train_set_->size()) / recipe.train.global_batch;
     if (steps_per_epoch_ == 0)
@@ -180,7 +180,8 @@ class Trainer {
     }
     epoch_seconds_ = epoch_clock.seconds();
     epoch_images_ = epoch_steps * recipe_.train.global_batch;
-    return epoch_loss.item<double>() / static_cast<double>(std::max<int64_t>(1, epoch_steps));
+    comm_->all_reduce_sum(epoch_loss);  // the mean over ranks, like the log lines
+    return epoch_loss.item<double>() / static_cast<double>(rank_.world_size * std::max<int64_t>(1, epoch_steps));
   }
 
   // One optimizer step over `accumulation` micro-batches; returns the step's mean loss.
