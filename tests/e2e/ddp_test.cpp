@@ -8,6 +8,7 @@
 #include <torch/serialize.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <random>
 
@@ -105,6 +106,23 @@ TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[
   REQUIRE(run.exit_code == 0);
   CHECK(max_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
   CHECK(max_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) < 1e-5);
+}
+
+TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e]") {
+  const std::string python = CVTRAIN_VENV_PYTHON;
+  if (python.empty() || !std::filesystem::exists(python)) {
+    WARN("no venv python with torchrun (LibTorch came from CVTRAIN_TORCH_DIR): not checked");
+    return;
+  }
+  TempDir dir;
+  const Run run = shell("set -e\n"
+                        "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n" +
+                        python + " -m torch.distributed.run --no-python --nproc-per-node 2 --master-port " + port() +
+                        " $CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp output=" + dir.file("torchrun") + "\n",
+                        dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(max_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
 }
 
 TEST_CASE("a training rank that exits at step 3 stops the job within 15 s", "[e2e]") {

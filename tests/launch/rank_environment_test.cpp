@@ -40,6 +40,16 @@ TEST_CASE("torchrun variables describe the rank", "[launch]") {
   CHECK(info->node_rank == 1);
   CHECK(info->master_addr == "10.1.2.3");
   CHECK(info->master_port == 29400);
+  CHECK_FALSE(info->agent_store);
+  CHECK(info->attempt == 0);
+}
+
+TEST_CASE("under torchrun's agent the store exists already and restarts are counted", "[launch]") {
+  const auto info = rank_from_environment(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"},
+                                                  {"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RESTART_COUNT", "2"}}));
+  REQUIRE(info);
+  CHECK(info->agent_store);
+  CHECK(info->attempt == 2);
 }
 
 TEST_CASE("incomplete or inconsistent torchrun variables are named", "[launch]") {

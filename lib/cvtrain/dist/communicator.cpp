@@ -21,7 +21,6 @@
 namespace cvtrain {
 namespace {
 
-constexpr const char* kStatusKey = "cvtrain/rendezvous";
 
 class C10dPending : public PendingCollective {
  public:
@@ -76,7 +75,7 @@ std::string where(const GroupSpec& spec) { return fmt::format("{}:{}", spec.mast
 c10::intrusive_ptr<c10d::TCPStore> open_store(const GroupSpec& spec) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(spec.master_port);
-  options.isServer = spec.rank == 0;
+  options.isServer = spec.rank == 0 && !spec.store_exists;
   options.numWorkers = static_cast<size_t>(spec.world_size);
   options.waitWorkers = false;
   options.timeout = spec.timeout;
@@ -92,7 +91,8 @@ c10::intrusive_ptr<c10d::TCPStore> open_store(const GroupSpec& spec) {
 
 // Rank 0 waits for every rank's key, then publishes "ok" or the list of absent ranks.
 void rendezvous(c10d::Store& store, const GroupSpec& spec) {
-  store.set(fmt::format("cvtrain/arrived/{}", spec.rank), "1");
+  const std::string kStatusKey = "rendezvous";
+  store.set(fmt::format("arrived/{}", spec.rank), "1");
   if (spec.rank != 0) {
     std::vector<uint8_t> status;
     try {
@@ -105,7 +105,7 @@ void rendezvous(c10d::Store& store, const GroupSpec& spec) {
     }
     const std::string text(status.begin(), status.end());
     if (text == "ok") return;
-    store.set(fmt::format("cvtrain/read_verdict/{}", spec.rank), "1");
+    store.set(fmt::format("read_verdict/{}", spec.rank), "1");
     throw Error(fmt::format("rank {}: rendezvous at {} failed: {}", spec.rank, where(spec), text));
   }
   Stopwatch clock;
@@ -113,7 +113,7 @@ void rendezvous(c10d::Store& store, const GroupSpec& spec) {
   for (;;) {
     absent.clear();
     for (int r = 1; r < spec.world_size; ++r)
-      if (!store.check({fmt::format("cvtrain/arrived/{}", r)})) absent.push_back(std::to_string(r));
+      if (!store.check({fmt::format("arrived/{}", r)})) absent.push_back(std::to_string(r));
     if (absent.empty() || clock.seconds() > static_cast<double>(spec.timeout.count())) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -128,7 +128,7 @@ void rendezvous(c10d::Store& store, const GroupSpec& spec) {
   Stopwatch linger;
   for (int r = 1; r < spec.world_size && linger.seconds() < 5; ++r) {
     if (std::find(absent.begin(), absent.end(), std::to_string(r)) != absent.end()) continue;
-    while (!store.check({fmt::format("cvtrain/read_verdict/{}", r)}) && linger.seconds() < 5)
+    while (!store.check({fmt::format("read_verdict/{}", r)}) && linger.seconds() < 5)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw Error(message);
@@ -164,8 +164,9 @@ c10::intrusive_ptr<c10d::Backend> make_nccl([[maybe_unused]] const c10::intrusiv
 std::unique_ptr<Communicator> connect(const GroupSpec& spec) {
   if (spec.world_size == 1 && !spec.group_of_one) return single_process_communicator();
   auto store = open_store(spec);
-  rendezvous(*store, spec);
-  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);
+  const std::string attempt = fmt::format("cvtrain/attempt{}", spec.attempt);
+  rendezvous(*c10::make_intrusive<c10d::PrefixStore>(attempt, store), spec);
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(attempt + "/default_pg", store);
   auto backend = spec.backend == "nccl" ? make_nccl(prefixed, spec) : make_gloo(prefixed, spec);
   return std::make_unique<C10dCommunicator>(store, backend, spec.backend);
 }

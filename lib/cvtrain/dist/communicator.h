@@ -20,6 +20,8 @@ struct GroupSpec {
   std::string backend = "gloo";  // gloo | nccl
   std::chrono::seconds timeout{600};
   bool group_of_one = false;  // a real process group even for world size 1 (to exercise NCCL or Gloo)
+  bool store_exists = false;  // the launcher serves the store already: rank 0 connects as a client
+  int attempt = 0;            // keys are namespaced per attempt, so a restarted group ignores old ones
 };
 
 // An all-reduce in flight; wait() blocks until its result is in the tensor.

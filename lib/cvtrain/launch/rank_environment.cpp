@@ -51,6 +51,8 @@ RankInfo from_torchrun(const EnvLookup& env) {
   if (!addr) throw Error("environment: RANK is set but MASTER_ADDR is not (torchrun sets both)");
   info.master_addr = *addr;
   info.master_port = integer_variable(env, "MASTER_PORT");
+  info.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
+  info.attempt = optional_integer(env, "TORCHELASTIC_RESTART_COUNT", 0);
   check_rank(info, "torchrun");
   return info;
 }

@@ -17,6 +17,8 @@ struct RankInfo {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string source;          // "torchrun" or "slurm"
+  bool agent_store = false;    // torchrun's agent already serves the store (TORCHELASTIC_USE_AGENT_STORE)
+  int attempt = 0;             // torchrun's restart count: keys of earlier attempts must not count
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;

@@ -61,7 +61,8 @@ std::unique_ptr<Communicator> join_group(const Recipe& recipe, const RankInfo& r
   // ddp always builds its process group, even for one rank: that is how NCCL or Gloo get checked
   // on a single device; single never does.
   return connect(GroupSpec{rank.rank, rank.world_size, rank.master_addr, rank.master_port, backend,
-                           std::chrono::seconds(recipe.distributed.timeout_s), recipe.strategy == "ddp"});
+                           std::chrono::seconds(recipe.distributed.timeout_s), recipe.strategy == "ddp", rank.agent_store,
+                           rank.attempt});
 }
 
 // Accumulates what happens between two log lines.

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Tries scripts/slurm/cvtrain.sbatch under real Slurm on this one machine: installs Debian's slurmd,
+# slurmctld and munge, configures two one-CPU nodes (vm1, vm2) served by two slurmd daemons on this
+# host, and submits a 2-node job, then one whose rank 1 crashes at step 3. Changes /etc/slurm,
+# /etc/munge and /etc/hosts (vm1 and vm2 resolve to 127.0.0.1): for a throwaway machine only.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bash scripts/setup.sh > /dev/null
+
+dpkg -s slurmd slurmctld slurm-client munge > /dev/null 2>&1 ||
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmd slurmctld slurm-client munge > /dev/null
+mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd-vm1 /var/spool/slurmd-vm2 /var/log/slurm /run/munge
+cat > /etc/slurm/slurm.conf <<CONF
+ClusterName=local
+SlurmctldHost=$(hostname -s)
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmUser=root
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd-%n.pid
+SlurmdSpoolDir=/var/spool/slurmd-%n
+StateSaveLocation=/var/spool/slurmctld
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd-%n.log
+JobAcctGatherType=jobacct_gather/none
+NodeName=vm1 NodeHostname=$(hostname -s) Port=17001 CPUs=1 State=UNKNOWN
+NodeName=vm2 NodeHostname=$(hostname -s) Port=17002 CPUs=1 State=UNKNOWN
+PartitionName=debug Nodes=vm1,vm2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+grep -q " vm1 vm2" /etc/hosts || echo "127.0.0.1 vm1 vm2" >> /etc/hosts
+[ -f /etc/munge/munge.key ] || { dd if=/dev/urandom bs=1 count=1024 of=/etc/munge/munge.key 2> /dev/null; chmod 400 /etc/munge/munge.key; }
+chown munge:munge /etc/munge/munge.key /run/munge
+pgrep -x munged > /dev/null || su -s /bin/sh munge -c munged
+pkill -x slurmd || true; pkill -x slurmctld || true; sleep 1
+slurmctld; sleep 2; slurmd -N vm1; slurmd -N vm2; sleep 3
+sinfo
+
+OUT=$(mktemp -d)
+submit() {  # name, then extra sbatch-side environment as VAR=value words
+  local name=$1; shift
+  env "$@" sbatch --wait --nodes=2 --ntasks-per-node=1 --cpus-per-task=1 --gpus-per-node=0 --time=10 -o "$OUT/$name.out" \
+    scripts/slurm/cvtrain.sbatch recipes/quickstart.yaml model.arch=mlp data.max_samples=2000 data.val= \
+    train.epochs=1 train.global_batch=64 output="$OUT/$name" > /dev/null && echo "$name: job succeeded" || echo "$name: job failed"
+  grep -E "training|done|error" "$OUT/$name.out" | sed 's/^/  /'
+}
+submit two_nodes
+submit crashing_rank CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3
