@@ -2,19 +2,15 @@
 // weights as one rank with the whole batch; torchrun-style and two-node launches agree; a
 // crashing rank stops the job quickly, named, with no process left.
 #include "torch_catch.h"
-#include <sys/wait.h>
 
 #include <ATen/ATen.h>
 #include <torch/serialize.h>
 
-#include <chrono>
 #include <filesystem>
-#include <cstdlib>
-#include <random>
 
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/recipe/recipe.h"
-#include "temp_dir.h"
+#include "run_shell.h"
 
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
@@ -27,21 +23,9 @@ const std::string kCommon =
     " model.arch=mlp data.max_samples=640 data.val= train.max_steps=5 train.global_batch=64 train.log_every=1"
     " optim.weight_decay=0.01 train.grad_clip=5";
 
-struct Run {
-  int exit_code = -1;
-  std::string output;
-  double seconds = 0;
-};
-
-Run shell(const std::string& script, const TempDir& dir) {
-  const std::string path = dir.write("run.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\nRECIPE=" + kQuickstart + "\n" + script);
-  const auto start = std::chrono::steady_clock::now();
-  const int status = std::system(("bash " + path + " > " + dir.file("out.log") + " 2>&1").c_str());
-  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.file("out.log")),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-}
-
-std::string port() { return std::to_string(30000 + std::random_device{}() % 20000); }
+using Run = cvtrain::testing::ShellRun;
+Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
+std::string port() { return cvtrain::testing::random_port(); }
 
 std::vector<at::Tensor> weights(const std::string& path) {
   cvtrain::ModelSpec spec;

@@ -1,30 +1,23 @@
 // End to end: the cvtrain binary trains on a Fashion-MNIST subset, and rejects bad recipes with
 // exit code 2 and the key named. Cases are a table of (overrides, expectation).
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 
 #include "image_files.h"
+#include "run_shell.h"
 
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
+using RunResult = cvtrain::testing::ShellRun;
 
 RunResult run_cvtrain(const std::string& arguments, const TempDir& dir) {
-  const std::string log = dir.file("cvtrain.log");
-  const std::string command = std::string(CVTRAIN_BINARY) + " " + arguments + " > " + log + " 2>&1";
-  const int status = std::system(command.c_str());
-  return RunResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(log)};
+  return cvtrain::testing::run_shell("$CVTRAIN " + arguments, dir);
 }
 
 std::vector<double> numbers_after(const std::string& text, const std::string& key) {

@@ -1,38 +1,24 @@
 // `cvtrain launch` end to end with shell ranks: prefixed output, failure propagation within
 // seconds naming the rank, SIGKILL after the grace period, signal forwarding, nothing left behind.
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <random>
 
-#include "temp_dir.h"
+#include "run_shell.h"
 
-using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;
-  double seconds = 0;
-};
-
-// Runs a shell snippet in which $CVTRAIN is the binary; output is captured through a file.
-Run shell(const std::string& script, const TempDir& dir) {
-  const std::string path = dir.write("script.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\n" + script);
-  const auto start = std::chrono::steady_clock::now();
-  const int status = std::system(("bash " + path + " > " + dir.file("out.log") + " 2>&1").c_str());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.file("out.log")), seconds};
-}
+using Run = cvtrain::testing::ShellRun;
+Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell(script, dir); }
 
 // A marker unique to this test run, so leftover processes can be counted with pgrep.
 std::string marker() { return "cvtrain_marker_" + std::to_string(std::random_device{}()); }
 
-int leftovers(const std::string& mark, const TempDir& dir) {
+int leftovers(const std::string& mark) {
+  TempDir dir;
   return std::atoi(shell("pgrep -fc " + mark + " | tr -d '\\n'", dir).output.c_str());
 }
 
@@ -65,7 +51,7 @@ TEST_CASE("a rank failing at step 3 stops the job quickly, named, with nothing l
   CHECK(run.exit_code == 1);
   CHECK(run.seconds < 15);
   CHECK_THAT(run.output, Catch::Contains("[rank 1] failing at step 3") && Catch::Contains("rank 1 exited with code 1"));
-  CHECK(leftovers(mark, dir) == 0);
+  CHECK(leftovers(mark) == 0);
 }
 
 TEST_CASE("a rank killed by a signal is reported as such", "[e2e]") {
