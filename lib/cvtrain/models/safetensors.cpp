@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
 
 namespace cvtrain {
 namespace {
@@ -271,31 +272,19 @@ NamedTensors read_safetensors(const std::string& path) {
 }
 
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const std::map<std::string, std::string>& metadata) {
-  auto quote = [](const std::string& s) {
-    std::string out = "\"";
-    for (const char c : s) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (static_cast<unsigned char>(c) < 0x20) {
-        out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        continue;
-      }
-      out += c;
-    }
-    return out + "\"";
-  };
   std::vector<at::Tensor> contiguous;
   std::string json = "{";
   if (!metadata.empty()) {
     json += "\"__metadata__\":{";
     bool first = true;
-    for (const auto& [k, v] : metadata) json += (first ? "" : ",") + quote(k) + ":" + quote(v), first = false;
+    for (const auto& [k, v] : metadata) json += (first ? "" : ",") + json_string(k) + ":" + json_string(v), first = false;
     json += "}";
   }
   uint64_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
     contiguous.push_back(tensor.detach().cpu().contiguous());
     const uint64_t bytes = static_cast<uint64_t>(contiguous.back().numel() * contiguous.back().element_size());
-    json += fmt::format("{}{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", json.size() > 1 ? "," : "", quote(name),
+    json += fmt::format("{}{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", json.size() > 1 ? "," : "", json_string(name),
                         dtype_of(tensor.scalar_type()).name, fmt::join(tensor.sizes(), ","), offset, offset + bytes);
     offset += bytes;
   }

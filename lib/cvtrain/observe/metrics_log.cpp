@@ -8,29 +8,15 @@
 #include <cstring>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
 
 namespace cvtrain {
 namespace {
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 struct JsonValue {
   std::string operator()(int64_t v) const { return std::to_string(v); }
   std::string operator()(double v) const { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
-  std::string operator()(const std::string& v) const { return quoted(v); }
+  std::string operator()(const std::string& v) const { return json_string(v); }
 };
 
 }  // namespace
@@ -38,7 +24,7 @@ struct JsonValue {
 std::string to_json(const MetricRecord& record) {
   std::string out = "{";
   for (size_t i = 0; i < record.size(); ++i)
-    out += (i ? ", " : "") + quoted(record[i].first) + ": " + std::visit(JsonValue{}, record[i].second);
+    out += (i ? ", " : "") + json_string(record[i].first) + ": " + std::visit(JsonValue{}, record[i].second);
   return out + "}";
 }
 
