@@ -62,6 +62,15 @@ std::string own_executable() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string("/proc/self/exe");
 }
 
+// Runs the ranks under the supervisor; the job's exit code is the first failed rank's.
+int supervise_ranks(const cvtrain::LaunchPlan& plan, const std::vector<std::string>& command, double grace_s = 10) {
+  cvtrain::SupervisorOptions options;
+  options.grace_s = grace_s;
+  const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(plan, command), options);
+  if (outcome.exit_code != 0) cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
+  return outcome.exit_code;
+}
+
 // cvtrain as the launcher of a job of several ranks: itself once per local rank, supervised.
 int launch_ranks(const cvtrain::Recipe& recipe, int argc, char** argv) {
   const auto& d = recipe.distributed;
@@ -75,9 +84,7 @@ int launch_ranks(const cvtrain::Recipe& recipe, int argc, char** argv) {
   command.insert(command.end(), argv + 1, argv + argc);
   cvtrain::log::info("launching {} rank(s) on this node (node {} of {}), rendezvous at {}:{}", plan.nproc_per_node,
                      plan.node_rank, plan.nnodes, plan.master_addr, plan.master_port);
-  const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(plan, command));
-  if (outcome.exit_code != 0) cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
-  return outcome.exit_code;
+  return supervise_ranks(plan, command);
 }
 
 int run_train(const RecipeArgs& args, int argc, char** argv) {
@@ -112,14 +119,7 @@ void add_launch_args(CLI::App& app, LaunchArgs& args) {
   app.add_option("command", args.command, "PROGRAM [ARGS...], after --")->required();
 }
 
-int run_launch(const LaunchArgs& args) {
-  cvtrain::SupervisorOptions options;
-  options.grace_s = args.grace_s;
-  const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(args.plan, args.command), options);
-  if (outcome.exit_code != 0)
-    cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
-  return outcome.exit_code;
-}
+int run_launch(const LaunchArgs& args) { return supervise_ranks(args.plan, args.command, args.grace_s); }
 
 int run_models() {
   for (const auto& name : cvtrain::model_names()) std::cout << name << "\n";
