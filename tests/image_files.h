@@ -1,7 +1,9 @@
-// Test images written with TurboJPEG: solid-colour JPEGs and small ImageFolder trees.
+// Test images: JPEGs written with TurboJPEG (RGB, grayscale, CMYK), PNGs written by hand with
+// zlib (8/16-bit, alpha), and small ImageFolder trees.
 #pragma once
 
 #include <turbojpeg.h>
+#include <zlib.h>
 
 #include <fstream>
 #include <stdexcept>
@@ -12,23 +14,64 @@
 
 namespace cvtrain::testing {
 
-// A w x h RGB JPEG of colour (red, 40, blue).
-inline std::vector<uint8_t> encode_jpeg(int w, int h, uint8_t red, uint8_t blue = 40) {
-  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3, 40);
-  for (size_t i = 0; i < rgb.size(); i += 3) {
-    rgb[i] = red;
-    rgb[i + 2] = blue;
-  }
+// Any pixels as a JPEG: `format` is a TurboJPEG pixel format (TJPF_RGB, TJPF_GRAY, TJPF_CMYK).
+inline std::vector<uint8_t> encode_jpeg_pixels(const std::vector<uint8_t>& pixels, int w, int h, int format, int quality = 95,
+                                               int subsampling = TJSAMP_420) {
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
-  const int rc = tjCompress2(handle, rgb.data(), w, 0, h, TJPF_RGB, &jpeg, &size, TJSAMP_444, 95, 0);
+  if (format == TJPF_GRAY) subsampling = TJSAMP_GRAY;
+  const int rc = tjCompress2(handle, pixels.data(), w, 0, h, format, &jpeg, &size, subsampling, quality, 0);
   std::vector<uint8_t> bytes;
   if (rc == 0) bytes.assign(jpeg, jpeg + size);
   tjFree(jpeg);
   tjDestroy(handle);
   if (rc != 0) throw std::runtime_error("tjCompress2 failed");
   return bytes;
+}
+
+// A w x h RGB JPEG of colour (red, 40, blue), no chroma subsampling (colours stay exact).
+inline std::vector<uint8_t> encode_jpeg(int w, int h, uint8_t red, uint8_t blue = 40) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3, 40);
+  for (size_t i = 0; i < rgb.size(); i += 3) {
+    rgb[i] = red;
+    rgb[i + 2] = blue;
+  }
+  return encode_jpeg_pixels(rgb, w, h, TJPF_RGB, 95, TJSAMP_444);
+}
+
+// A PNG from raw samples (big-endian when 16-bit): colour type 0 gray, 2 RGB, 6 RGBA.
+inline std::vector<uint8_t> encode_png(const std::vector<uint8_t>& samples, int w, int h, int color_type, int depth) {
+  const int channels = color_type == 0 ? 1 : color_type == 2 ? 3 : 4;
+  const size_t row = static_cast<size_t>(w) * channels * depth / 8;
+  std::vector<uint8_t> raw;
+  for (int y = 0; y < h; ++y) {
+    raw.push_back(0);  // filter: none
+    raw.insert(raw.end(), samples.begin() + static_cast<std::ptrdiff_t>(y * row), samples.begin() + static_cast<std::ptrdiff_t>((y + 1) * row));
+  }
+  uLongf packed_size = compressBound(raw.size());
+  std::vector<uint8_t> packed(packed_size);
+  compress(packed.data(), &packed_size, raw.data(), raw.size());
+  packed.resize(packed_size);
+  std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  const auto be32 = [](std::vector<uint8_t>& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+  };
+  const auto chunk = [&](const char* type, const std::vector<uint8_t>& data) {
+    be32(png, static_cast<uint32_t>(data.size()));
+    std::vector<uint8_t> body(type, type + 4);
+    body.insert(body.end(), data.begin(), data.end());
+    png.insert(png.end(), body.begin(), body.end());
+    be32(png, static_cast<uint32_t>(crc32(0, body.data(), static_cast<uInt>(body.size()))));
+  };
+  std::vector<uint8_t> header;
+  be32(header, static_cast<uint32_t>(w));
+  be32(header, static_cast<uint32_t>(h));
+  header.insert(header.end(), {static_cast<uint8_t>(depth), static_cast<uint8_t>(color_type), 0, 0, 0});
+  chunk("IHDR", header);
+  chunk("IDAT", packed);
+  chunk("IEND", {});
+  return png;
 }
 
 inline void write_bytes(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& bytes) {

@@ -8,12 +8,19 @@
 #include <climits>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/data/dataset.h"
+#include "cvtrain/data/pipeline_bench.h"
+#include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/launch/launch_plan.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/registry.h"
+#include "cvtrain/observe/progress.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/trainer.h"
 
@@ -121,6 +128,72 @@ void add_launch_args(CLI::App& app, LaunchArgs& args) {
 
 int run_launch(const LaunchArgs& args) { return supervise_ranks(args.plan, args.command, args.grace_s); }
 
+struct DataArgs {
+  std::string source, destination, format = "auto", device = "cpu";
+  cvtrain::PackOptions pack;
+  cvtrain::PipelineBenchOptions bench;
+  bool verify = false, json = false;
+};
+
+std::unique_ptr<cvtrain::Dataset> open_for_tool(const std::string& path, const std::string& format) {
+  cvtrain::DataSpec spec;
+  spec.format = format == "auto" ? cvtrain::detect_format(path) : format;
+  return cvtrain::open_dataset(spec, path, 0);
+}
+
+int run_data_pack(const DataArgs& args) {
+  const auto source = open_for_tool(args.source, args.format);
+  cvtrain::log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards,
+                     args.destination);
+  cvtrain::Stopwatch clock;
+  const cvtrain::PackReport report = cvtrain::pack_shards(*source, source->class_names(), args.destination, args.pack);
+  cvtrain::log::info("wrote {} samples ({} re-encoded, {} skipped as unusable), {:.1f} MB in {}", report.written,
+                     report.reencoded, report.skipped, static_cast<double>(report.bytes) / 1e6,
+                     cvtrain::format_duration(clock.seconds()));
+  return 0;
+}
+
+int run_data_inspect(const DataArgs& args) {
+  const cvtrain::ShardDataset shards(args.source, 0);
+  const auto names = shards.class_names();
+  std::map<int64_t, size_t> per_class;
+  for (size_t i = 0; i < shards.size(); ++i) ++per_class[shards.label(i)];
+  std::printf("%s: %zu samples in %zu shard(s), %zu classes, %.1f MB of images (%.1f kB per image)\n", args.source.c_str(),
+              shards.size(), shards.shard_files().size(), names.size(), static_cast<double>(shards.encoded_bytes()) / 1e6,
+              static_cast<double>(shards.encoded_bytes()) / 1e3 / static_cast<double>(shards.size()));
+  for (const auto& [label, count] : per_class) std::printf("  %6lld  %s\n", static_cast<long long>(count), names[static_cast<size_t>(label)].c_str());
+  if (!args.verify) return 0;
+  size_t bad = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    try {
+      shards.load(i);
+    } catch (const cvtrain::Error& e) {
+      std::printf("unreadable: %s\n", e.what());
+      ++bad;
+    }
+  }
+  std::printf("verified: %zu of %zu samples decode\n", shards.size() - bad, shards.size());
+  return bad == 0 ? 0 : cvtrain::kExitRuntimeError;
+}
+
+int run_data_bench(DataArgs args) {
+  const auto dataset = open_for_tool(args.source, args.format);
+  if (args.device == "cuda" && cvtrain::visible_cuda_devices() == 0) throw cvtrain::Error("--device cuda: no CUDA device is visible");
+  args.bench.device = c10::Device(args.device == "cuda" ? c10::kCUDA : c10::kCPU);
+  const cvtrain::PipelineBenchResult r = cvtrain::bench_pipeline(*dataset, args.bench);
+  const double per_worker = r.images_per_s / static_cast<double>(std::max<int64_t>(1, args.bench.workers));
+  if (args.json) {
+    std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"bad_samples\": %lld}\n",
+                r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers),
+                static_cast<long long>(r.bad_samples));
+  } else {
+    std::printf("%s: %lld images in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker), to %s, %lld unusable\n",
+                args.source.c_str(), static_cast<long long>(r.images), r.seconds, r.images_per_s,
+                static_cast<long long>(args.bench.workers), per_worker, args.device.c_str(), static_cast<long long>(r.bad_samples));
+  }
+  return 0;
+}
+
 int run_models() {
   for (const auto& name : cvtrain::model_names()) std::cout << name << "\n";
   return 0;
@@ -134,6 +207,7 @@ int main(int argc, char** argv) {
                "  cvtrain check --recipe FILE [KEY=VALUE ...]               validate and print the resolved recipe\n"
                "  cvtrain models                                            list model architectures\n"
                "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
+               "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error.",
                "cvtrain"};
   app.set_version_flag("--version", "cvtrain 0.1.0");
@@ -153,6 +227,40 @@ int main(int argc, char** argv) {
       "the other ranks are stopped and the job exits with the failed rank's code.\n"
       "  cvtrain launch --nproc-per-node 4 -- ./my_rank_program --flag");
   add_launch_args(*launch_cmd, launch_args);
+  DataArgs data_args;
+  auto* data_cmd = app.add_subcommand("data", "Dataset tools: pack into shards, inspect shards, benchmark the input pipeline");
+  data_cmd->require_subcommand(1);
+  const auto add_format = [&](CLI::App* cmd) {
+    cmd->add_option("--format", data_args.format, "auto | idx | imagefolder | shards (auto: from what the path is)")
+        ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards"}))
+        ->capture_default_str();
+  };
+  auto* pack_cmd = data_cmd->add_subcommand(
+      "pack", "Write SRC (an ImageFolder tree, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
+              "JPEGs that need no resize are copied byte for byte, everything else becomes JPEG");
+  pack_cmd->add_option("src", data_args.source, "Source dataset")->required();
+  pack_cmd->add_option("dst", data_args.destination, "Output folder (created; only earlier shards in it are replaced)")->required();
+  pack_cmd->add_option("--shards", data_args.pack.shards, "Number of shard files")->check(CLI::Range(1, 100000))->capture_default_str();
+  pack_cmd->add_option("--resize", data_args.pack.resize, "Shrink the shorter side to this many pixels (0: keep)")
+      ->check(CLI::Range(0, 65536))->capture_default_str();
+  pack_cmd->add_option("--quality", data_args.pack.quality, "JPEG quality of re-encoded images")->check(CLI::Range(1, 100))->capture_default_str();
+  pack_cmd->add_option("--workers", data_args.pack.workers, "Decode/encode threads")->check(CLI::Range(1, 256))->capture_default_str();
+  add_format(pack_cmd);
+  auto* inspect_cmd = data_cmd->add_subcommand("inspect", "Summarise a shards folder: samples, shards, classes, sizes");
+  inspect_cmd->add_option("dir", data_args.source, "Folder written by `cvtrain data pack`")->required();
+  inspect_cmd->add_flag("--verify", data_args.verify, "Decode every sample; exit 1 if any is unusable");
+  auto* bench_cmd = data_cmd->add_subcommand(
+      "bench", "Time the training input pipeline alone (decode, RandomResizedCrop, flip, batching[, copy to GPU])");
+  bench_cmd->add_option("path", data_args.source, "Dataset")->required();
+  bench_cmd->add_option("--workers", data_args.bench.workers, "Decode threads")->check(CLI::Range(1, 256))->capture_default_str();
+  bench_cmd->add_option("--batch", data_args.bench.batch_size, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  bench_cmd->add_option("--image-size", data_args.bench.image_size, "Output side")->check(CLI::Range(8, 4096))->capture_default_str();
+  bench_cmd->add_option("--batches", data_args.bench.batches, "Timed batches (after one warm-up batch)")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
+  bench_cmd->add_option("--device", data_args.device, "cpu | cuda (cuda: also copy and normalise on the GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
+  add_format(bench_cmd);
   app.require_subcommand(0, 1);
 
   try {
@@ -165,6 +273,9 @@ int main(int argc, char** argv) {
     if (*check_cmd) return run_check(check_args);
     if (*models_cmd) return run_models();
     if (*launch_cmd) return run_launch(launch_args);
+    if (*pack_cmd) return run_data_pack(data_args);
+    if (*inspect_cmd) return run_data_inspect(data_args);
+    if (*bench_cmd) return run_data_bench(data_args);
     if (*train_cmd) return run_train(train_args, argc, argv);
     if (top.recipe.empty()) {
       std::cerr << app.help();

@@ -1,4 +1,5 @@
-// BatchLoader: identical batches for any number of workers, normalisation, errors in order.
+// BatchLoader and DeviceFeeder: identical batches for any number of workers, uint8 NHWC batches,
+// normalisation and layout on the device side, errors in order, bad samples skipped and bounded.
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
@@ -7,7 +8,11 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/sampler.h"
 #include "cvtrain/recipe/recipe.h"
+#include "image_files.h"
 
 using namespace cvtrain;
 
@@ -21,11 +26,11 @@ class CountingDataset : public Dataset {
   int64_t label(size_t index) const override { return static_cast<int64_t>(index % 3); }
   int64_t num_classes() const override { return 3; }
   int channels() const override { return 1; }
-  Image load(size_t index) const override {
+  RawSample read(size_t index) const override {
     if (static_cast<int64_t>(index) == bad_) throw Error(describe(index) + ": corrupt");
     Image image{std::vector<uint8_t>(16), 4, 4, 1};
     for (size_t p = 0; p < 16; ++p) image.pixels[p] = static_cast<uint8_t>((index * 16 + p) % 256);
-    return image;
+    return RawSample{{}, image};
   }
   std::string describe(size_t index) const override { return "sample " + std::to_string(index); }
 
@@ -39,8 +44,6 @@ LoaderOptions options(int64_t workers, const AugmentSpec* augment) {
   o.batch_size = 8;
   o.workers = workers;
   o.prefetch = 2;
-  o.mean = {0.5};
-  o.std = {0.25};
   o.transform = SampleTransform{augment, 4, 7, 1};
   return o;
 }
@@ -76,14 +79,62 @@ TEST_CASE("batches are identical with 0, 1 and 3 workers", "[data]") {
   }
 }
 
-TEST_CASE("batches follow the order and are normalised", "[data]") {
+TEST_CASE("batches are uint8 NHWC in order, and the feeder normalises them", "[data]") {
   CountingDataset data(16);
   BatchLoader loader(data, reversed(16), options(2, nullptr));
   const Batch first = *loader.next();
-  REQUIRE(first.images.sizes() == at::IntArrayRef({8, 1, 4, 4}));
+  REQUIRE(first.images.sizes() == at::IntArrayRef({8, 4, 4, 1}));
+  CHECK(first.images.scalar_type() == at::kByte);
   CHECK(first.labels[0].item<int64_t>() == 15 % 3);
-  // Sample 15, pixel 0 is (15*16) % 256 = 240: (240/255 - 0.5) / 0.25.
-  CHECK(first.images[0][0][0][0].item<float>() == Approx((240.0 / 255.0 - 0.5) / 0.25));
+  CHECK(first.first_sample == 15);
+  CHECK(first.images[0][0][0][0].item<int64_t>() == 240);  // sample 15, pixel 0: (15*16) % 256
+
+  BatchLoader again(data, reversed(16), options(2, nullptr));
+  FeedOptions feed;
+  feed.mean = {0.5};
+  feed.std = {0.25};
+  DeviceFeeder feeder(again, feed);
+  const DeviceBatch on_device = *feeder.next();
+  REQUIRE(on_device.images.sizes() == at::IntArrayRef({8, 1, 4, 4}));
+  CHECK(on_device.images.is_contiguous());
+  CHECK(on_device.images[0][0][0][0].item<float>() == Approx((240.0 / 255.0 - 0.5) / 0.25));
+  CHECK(on_device.images[0][0][0][1].item<float>() == Approx((241.0 / 255.0 - 0.5) / 0.25));
+}
+
+TEST_CASE("channels_last feeding keeps values and gives NHWC strides", "[data]") {
+  // 3-channel data: NHWC strides only differ from NCHW when C > 1.
+  class Rgb : public Dataset {
+   public:
+    size_t size() const override { return 4; }
+    int64_t label(size_t) const override { return 0; }
+    int64_t num_classes() const override { return 2; }
+    int channels() const override { return 3; }
+    RawSample read(size_t index) const override {
+      Image image{std::vector<uint8_t>(5 * 5 * 3), 5, 5, 3};
+      for (size_t p = 0; p < image.pixels.size(); ++p) image.pixels[p] = static_cast<uint8_t>(p + index);
+      return RawSample{{}, image};
+    }
+    std::string describe(size_t index) const override { return std::to_string(index); }
+  } data;
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.transform = SampleTransform{nullptr, 5, 0, 0};
+  FeedOptions feed;
+  feed.mean = {0.1, 0.2, 0.3};
+  feed.std = {0.5, 0.6, 0.7};
+  at::Tensor plain, nhwc;
+  for (bool channels_last : {false, true}) {
+    BatchLoader loader(data, {0, 1, 2, 3}, o);
+    feed.channels_last = channels_last;
+    DeviceFeeder feeder(loader, feed);
+    (channels_last ? nhwc : plain) = feeder.next()->images;
+  }
+  CHECK(plain.is_contiguous());
+  CHECK(nhwc.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK_FALSE(nhwc.is_contiguous());
+  CHECK(at::equal(plain, nhwc));
+  // Sample 2, channel 1, pixel (y 3, x 4): byte (3*5 + 4)*3 + 1 + 2.
+  CHECK(plain[2][1][3][4].item<float>() == Approx(((19 * 3 + 3) / 255.0 - 0.2) / 0.6));
 }
 
 TEST_CASE("drop_last drops only the incomplete batch", "[data]") {
@@ -103,8 +154,65 @@ TEST_CASE("a sample that fails surfaces at its own batch, naming it", "[data]") 
 
 TEST_CASE("normalisation that does not match the channels is an error", "[data]") {
   CountingDataset data(8);
-  LoaderOptions o = options(0, nullptr);
-  o.mean = {0.485, 0.456, 0.406};
-  o.std = {0.229, 0.224, 0.225};
-  CHECK_THROWS_WITH(BatchLoader(data, reversed(8), o), Catch::Contains("data.mean") && Catch::Contains("1 channel"));
+  BatchLoader loader(data, reversed(8), options(0, nullptr));
+  FeedOptions feed;
+  feed.mean = {0.485, 0.456, 0.406};
+  feed.std = {0.229, 0.224, 0.225};
+  DeviceFeeder feeder(loader, feed);
+  CHECK_THROWS_WITH(feeder.next(), Catch::Contains("data.mean") && Catch::Contains("1 channel"));
+}
+
+TEST_CASE("unusable samples are replaced, counted, and stop the run past the limit", "[data]") {
+  CountingDataset data(40, /*bad=*/3);
+  SECTION("within the limit the batch keeps its size and takes the next sample") {
+    BadSamples bad("data.train", data.size(), 0.05);
+    LoaderOptions o = options(2, nullptr);
+    o.bad_samples = &bad;
+    std::vector<int64_t> order{2, 3, 4, 5, 6, 7, 8, 9};
+    BatchLoader loader(data, order, o);
+    const Batch batch = *loader.next();
+    CHECK(bad.count() == 1);
+    CHECK(bad.contains(3));
+    // Slot 1 (sample 3) holds sample 4's pixels and label.
+    CHECK(at::equal(batch.images[1], batch.images[2]));
+    CHECK(batch.images[1][0][0][0].item<int64_t>() == 64);
+    CHECK(batch.labels[1].item<int64_t>() == 4 % 3);
+  }
+  SECTION("past the limit the error names the data, the count and the sample") {
+    BadSamples bad("data.train", data.size(), 0.01);
+    LoaderOptions o = options(1, nullptr);
+    o.bad_samples = &bad;
+    BatchLoader loader(data, {3, 4}, o);
+    CHECK_THROWS_WITH(loader.next(), Catch::Contains("data.train: 1 of 40 samples") && Catch::Contains("data.max_bad_fraction") &&
+                                         Catch::Contains("sample 3"));
+  }
+}
+
+TEST_CASE("JPEG batches with crops, flips and DCT scaling are identical for 1 and 4 workers and across runs", "[data]") {
+  cvtrain::testing::TempDir dir;
+  for (int i = 0; i < 24; ++i)
+    cvtrain::testing::write_bytes(dir, "root/c" + std::to_string(i % 3) + "/" + std::to_string(i) + ".jpg",
+                                  cvtrain::testing::encode_jpeg(300 + 7 * i, 200 + 5 * i, static_cast<uint8_t>(9 * i), 77));
+  const ImageFolderDataset data(dir.file("root"), 0);
+  AugmentSpec augment;
+  augment.random_resized_crop = {0.08, 1.0};
+  augment.hflip = true;
+  LoaderOptions o;
+  o.batch_size = 5;
+  o.transform = SampleTransform{&augment, 64, 11, 2};
+  const auto all_batches = [&](int64_t workers) {
+    o.workers = workers;
+    BatchLoader loader(data, epoch_order(11, 2, data.size()), o);
+    std::vector<Batch> out;
+    while (auto b = loader.next()) out.push_back(*b);
+    return out;
+  };
+  const std::vector<Batch> one = all_batches(1), four = all_batches(4), again = all_batches(1);
+  REQUIRE(one.size() == 5);
+  for (size_t i = 0; i < one.size(); ++i) {
+    CHECK(at::equal(one[i].images, four[i].images));
+    CHECK(at::equal(one[i].images, again[i].images));
+    CHECK(at::equal(one[i].labels, four[i].labels));
+  }
+  CHECK_FALSE(at::equal(one[0].images[0], one[0].images[1]));
 }

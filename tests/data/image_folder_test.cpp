@@ -19,7 +19,7 @@ TEST_CASE("ImageFolder labels classes in sorted order and decodes JPEGs", "[data
   dir.write("root/cat/notes.txt", "not an image, ignored");
   ImageFolderDataset set(dir.file("root"), 0);
   REQUIRE(set.size() == 3);
-  CHECK(set.classes() == std::vector<std::string>{"cat", "dog"});
+  CHECK(set.class_names() == std::vector<std::string>{"cat", "dog"});
   CHECK(set.label(0) == 0);
   CHECK(set.label(1) == 1);
   CHECK_THAT(set.describe(1), Catch::EndsWith("dog/a.JPEG"));

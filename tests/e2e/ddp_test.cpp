@@ -125,9 +125,11 @@ TEST_CASE("a training rank that exits at step 3 stops the job within 15 s", "[e2
 TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e2e]") {
   TempDir dir;
   // Two steps of ResNet-18 at 8 images per rank: BatchNorm over so few samples amplifies the
-  // float rounding of a different summation order, so the bound is 2e-4 rather than the MLP's 1e-5.
+  // float rounding of a different summation order, so the bound is 1e-3 rather than the MLP's 1e-5
+  // (measured: 6e-4 with SyncBN, 0.17 with per-rank statistics). Plain NCHW layout: channels_last
+  // alone moves one rank's weights by 5e-3 here (other convolution kernels, other rounding).
   const std::string common = " model.arch=resnet18 model.small_stem=true data.max_samples=64 data.val= train.max_steps=2"
-                             " train.global_batch=16 optim.lr=0.01 data.workers=0";
+                             " train.global_batch=16 optim.lr=0.01 data.workers=0 train.channels_last=false";
   const Run run = shell("set -e\n"
                         "$CVTRAIN --recipe $RECIPE" + common + " output=" + dir.file("single") + "\n"
                         "$CVTRAIN --recipe $RECIPE" + common + " strategy=ddp model.sync_bn=true distributed.nproc_per_node=2"
@@ -159,6 +161,6 @@ TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e
   const double synced = difference(dir.file("single/model.pt"), dir.file("sync/model.pt"));
   const double local = difference(dir.file("single/model.pt"), dir.file("local/model.pt"));
   INFO("sync_bn " << synced << ", per-rank statistics " << local);
-  CHECK(synced < 2e-4);
+  CHECK(synced < 1e-3);
   CHECK(local > 100 * synced);  // per-rank statistics really differ, so the check above means something
 }

@@ -142,3 +142,104 @@ TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
   REQUIRE(top1.size() == 3);
   CHECK(top1.back() > 0.9);  // red against blue is easy
 }
+
+namespace {
+
+// 2 classes x `per_class` solid-colour JPEGs; easy to tell apart.
+void write_red_blue_folder(const TempDir& dir, const std::string& root, int per_class) {
+  for (int i = 0; i < per_class; ++i) {
+    const auto shade = static_cast<uint8_t>(180 + i);
+    cvtrain::testing::write_bytes(dir, root + "/red/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(48, 40, shade, 30));
+    cvtrain::testing::write_bytes(dir, root + "/blue/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(40, 48, 30, shade));
+  }
+}
+
+std::string folder_recipe(const TempDir& dir, const std::string& root, const std::string& format = "imagefolder") {
+  return dir.write("data.yaml", "model: {arch: small_cnn, num_classes: 2, image_size: 32}\n"
+                                "data: {format: " + format + ", train: " + dir.file(root) + ", workers: 2}\n"
+                                "augment: {hflip: true, random_resized_crop: [0.5, 1.0]}\n"
+                                "train: {epochs: 1, global_batch: 8, log_every: 2}\n"
+                                "optim: {name: adamw, lr: 0.003}\n");
+}
+
+}  // namespace
+
+TEST_CASE("unusable images are skipped with one warning each and counted, up to the limit", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 24);
+  cvtrain::testing::write_bytes(dir, "images/red/zero.jpg", {});
+  cvtrain::testing::write_bytes(dir, "images/blue/text.png", {'n', 'o', 't', ' ', 'a', 'n', ' ', 'i', 'm', 'a', 'g', 'e'});
+  const auto jpeg = cvtrain::testing::encode_jpeg(48, 40, 200, 30);
+  cvtrain::testing::write_bytes(dir, "images/red/cut.jpg", std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + 300));
+  const std::string recipe = folder_recipe(dir, "images");
+  SECTION("within data.max_bad_fraction the run completes") {
+    const RunResult run = run_cvtrain("--recipe " + recipe + " data.max_bad_fraction=0.1 train.epochs=2 output=" + dir.file("run"), dir);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    for (const char* name : {"zero.jpg", "text.png", "cut.jpg"}) {
+      const std::regex warning(std::string("warning: data.train: skipping unusable sample: [^\n]*") + name);
+      const auto hits = std::distance(std::sregex_iterator(run.output.begin(), run.output.end(), warning), std::sregex_iterator());
+      CHECK(hits == 1);  // once, though two epochs read it
+    }
+    const std::vector<double> bad = numbers_after(read_text(dir.file("run/metrics.jsonl")), "bad_samples");
+    REQUIRE(bad.size() == 2);
+    CHECK(bad.back() == 3);
+  }
+  SECTION("past it the run stops with exit code 1, naming the files and the key") {
+    const RunResult run = run_cvtrain("--recipe " + recipe + " data.max_bad_fraction=0.02 output=" + dir.file("run"), dir);
+    CHECK(run.exit_code == 1);
+    CHECK_THAT(run.output, Catch::Contains("data.max_bad_fraction 0.02") && Catch::Contains("of 51 samples"));
+  }
+}
+
+TEST_CASE("missing, empty or non-folder data is a recipe error before training", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 4);
+  std::filesystem::create_directories(dir.file("images/green"));
+  const RunResult empty_class = run_cvtrain("--recipe " + folder_recipe(dir, "images") + " output=" + dir.file("run"), dir);
+  CHECK(empty_class.exit_code == 2);
+  CHECK_THAT(empty_class.output, Catch::Contains("data.train") && Catch::Contains("green") && Catch::Contains("no images"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.jsonl")));
+  const RunResult missing = run_cvtrain("--recipe " + folder_recipe(dir, "nowhere") + " output=" + dir.file("run"), dir);
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.output, Catch::Contains("data.train") && Catch::Contains("does not exist"));
+  const RunResult not_shards = run_cvtrain("--recipe " + folder_recipe(dir, "images", "shards") + " output=" + dir.file("run"), dir);
+  CHECK(not_shards.exit_code == 2);
+  CHECK_THAT(not_shards.output, Catch::Contains("data.train") && Catch::Contains("classes.txt"));
+}
+
+TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 12);
+  const RunResult pack = run_cvtrain("data pack " + dir.file("images") + " " + dir.file("shards") + " --shards 2 --resize 36", dir);
+  INFO(pack.output);
+  REQUIRE(pack.exit_code == 0);
+  CHECK_THAT(pack.output, Catch::Contains("wrote 24 samples (24 re-encoded, 0 skipped"));
+  const RunResult inspect = run_cvtrain("data inspect " + dir.file("shards") + " --verify", dir);
+  REQUIRE(inspect.exit_code == 0);
+  CHECK_THAT(inspect.output, Catch::Contains("24 samples in 2 shard(s), 2 classes") && Catch::Contains("12  red") &&
+                                 Catch::Contains("verified: 24 of 24"));
+  const RunResult bench = run_cvtrain("data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 5 --json", dir);
+  REQUIRE(bench.exit_code == 0);
+  CHECK(numbers_after(bench.output, "images") == std::vector<double>{40});
+  const RunResult train = run_cvtrain("--recipe " + folder_recipe(dir, "shards", "shards") + " output=" + dir.file("run"), dir);
+  INFO(train.output);
+  REQUIRE(train.exit_code == 0);
+  CHECK_THAT(train.output, Catch::Contains("24 samples, 2 classes"));
+  const RunResult not_a_pack = run_cvtrain("data inspect " + dir.file("images"), dir);
+  CHECK(not_a_pack.exit_code == 1);
+  CHECK_THAT(not_a_pack.output, Catch::Contains("classes.txt"));
+}
+
+TEST_CASE("Mixup and CutMix train with soft targets", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 16);
+  const RunResult run = run_cvtrain("--recipe " + folder_recipe(dir, "images") +
+                                        " augment.mixup=0.8 augment.cutmix=1.0 augment.label_smoothing=0.1 train.epochs=2 output=" +
+                                        dir.file("run"), dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<double> loss = numbers_after(read_text(dir.file("run/metrics.jsonl")), "train_loss");
+  REQUIRE(loss.size() == 2);
+  CHECK(std::isfinite(loss.back()));
+}

@@ -14,9 +14,6 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> order, Loa
   const auto samples = static_cast<int64_t>(order_.size());
   const int64_t b = options_.batch_size;
   num_batches_ = options_.drop_last ? samples / b : (samples + b - 1) / b;
-  if (static_cast<size_t>(dataset_.channels()) != options_.mean.size())
-    throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", options_.mean.size(),
-                            dataset_.channels()));
   for (int64_t w = 0; w < options_.workers; ++w) workers_.emplace_back(&BatchLoader::worker_loop, this, w);
 }
 
@@ -32,29 +29,36 @@ void BatchLoader::stop_workers() {
   workers_.clear();
 }
 
-Batch BatchLoader::make_batch(int64_t batch_index) const {
+// A batch buffer nobody else holds any more, or a new one. Reuse matters: a 224px batch of 256
+// is 38 MB, and fresh pages cost the kernel more than decoding some of the images. Pinned
+// buffers are not pooled here: an asynchronous copy may still read one its consumer dropped, and
+// CUDA's caching host allocator already reuses them safely.
+at::Tensor BatchLoader::batch_buffer(int64_t count) {
+  const int64_t size = options_.transform.image_size;
+  const std::vector<int64_t> shape{count, size, size, dataset_.channels()};
+  if (options_.pin_memory) return at::empty(shape, at::TensorOptions(at::kByte).pinned_memory(true));
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  for (const at::Tensor& buffer : pool_)
+    if (buffer.use_count() == 1 && buffer.storage().use_count() == 1 && buffer.sizes() == at::IntArrayRef(shape)) return buffer;
+  at::Tensor buffer = at::empty(shape, at::kByte);
+  if (pool_.size() < kMaxPooled) pool_.push_back(buffer);
+  return buffer;
+}
+
+Batch BatchLoader::make_batch(int64_t batch_index) {
   const int64_t first = batch_index * options_.batch_size;
   const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(order_.size()) - first);
-  const int64_t size = options_.transform.image_size;
-  const int channels = dataset_.channels();
-  at::Tensor images = at::empty({count, channels, size, size}, at::kFloat);
-  at::Tensor labels = at::empty({count}, at::kLong);
-  float* out = images.data_ptr<float>();
+  at::Tensor images = batch_buffer(count);
+  at::Tensor labels = at::empty({count}, at::TensorOptions(at::kLong).pinned_memory(options_.pin_memory));
+  uint8_t* out = images.data_ptr<uint8_t>();
   int64_t* label_out = labels.data_ptr<int64_t>();
-  const int64_t plane = size * size;
+  const auto sample_bytes = static_cast<size_t>(images.stride(0));
   for (int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<size_t>(order_[static_cast<size_t>(first + i)]);
-    const Image image = transform_sample(dataset_.load(index), options_.transform, index);
-    // HWC uint8 -> CHW float, normalised in the same pass.
-    for (int c = 0; c < channels; ++c) {
-      const float scale = static_cast<float>(1.0 / (255.0 * options_.std[c]));
-      const float shift = static_cast<float>(options_.mean[c] / options_.std[c]);
-      float* dst = out + (i * channels + c) * plane;
-      for (int64_t p = 0; p < plane; ++p) dst[p] = image.pixels[p * channels + c] * scale - shift;
-    }
-    label_out[i] = dataset_.label(index);
+    const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes);
+    label_out[i] = dataset_.label(used);
   }
-  return Batch{images, labels};
+  return Batch{images, labels, order_.empty() ? 0 : order_[static_cast<size_t>(first)]};
 }
 
 void BatchLoader::worker_loop(int64_t worker) {

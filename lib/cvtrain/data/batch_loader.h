@@ -1,5 +1,6 @@
 // Batches for the training loop: worker threads decode and augment whole batches ahead of the
-// consumer (bounded by `prefetch`) and hand them over in order as normalised float tensors.
+// consumer (bounded by `prefetch`) and hand them over in order as uint8 NHWC tensors, in pinned
+// memory when asked, ready for an asynchronous copy (see DeviceFeeder).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,13 +15,15 @@
 #include <vector>
 
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/transforms.h"
 
 namespace cvtrain {
 
 struct Batch {
-  at::Tensor images;  // float [B, C, H, W], normalised
-  at::Tensor labels;  // int64 [B]
+  at::Tensor images;         // uint8 [B, H, W, C]
+  at::Tensor labels;         // int64 [B]
+  int64_t first_sample = 0;  // dataset index of the batch's first sample (keys batch-level randomness)
 };
 
 struct LoaderOptions {
@@ -28,8 +31,9 @@ struct LoaderOptions {
   bool drop_last = false;
   int64_t workers = 0;   // 0: batches are made on the caller's thread
   int64_t prefetch = 2;  // batches made ahead of the consumer
-  std::vector<double> mean, std;
+  bool pin_memory = false;  // page-locked batches, for asynchronous host-to-device copies
   SampleTransform transform;
+  BadSamples* bad_samples = nullptr;  // null: an unusable sample is an error
 };
 
 class BatchLoader {
@@ -45,7 +49,8 @@ class BatchLoader {
   std::optional<Batch> next();
 
  private:
-  Batch make_batch(int64_t batch_index) const;
+  Batch make_batch(int64_t batch_index);
+  at::Tensor batch_buffer(int64_t count);
   void worker_loop(int64_t worker);
   void stop_workers();
 
@@ -63,6 +68,10 @@ class BatchLoader {
   int64_t failed_batch_ = -1;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
+
+  static constexpr size_t kMaxPooled = 16;
+  std::mutex pool_mutex_;
+  std::vector<at::Tensor> pool_;  // image buffers, handed out again once the consumer let go
 };
 
 }  // namespace cvtrain

@@ -1,16 +1,41 @@
 // open_dataset: the one place that maps data.format to a Dataset implementation.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/idx_dataset.h"
+#include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
 
+Image Dataset::load(size_t index) const {
+  RawSample raw = read(index);
+  if (raw.has_pixels()) return std::move(raw.image);
+  return decode_image(raw.encoded, describe(index));
+}
+
+std::vector<std::string> Dataset::class_names() const {
+  std::vector<std::string> names;
+  for (int64_t label = 0; label < num_classes(); ++label) names.push_back(std::to_string(label));
+  return names;
+}
+
+std::string detect_format(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(fmt::format("{}: does not exist", path));
+  if (!fs::is_directory(path, ec)) return "idx";
+  return fs::exists(fs::path(path) / "classes.txt", ec) ? "shards" : "imagefolder";
+}
+
 std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& path, int64_t limit) {
   if (spec.format == "idx") return std::make_unique<IdxDataset>(path, limit);
   if (spec.format == "imagefolder") return std::make_unique<ImageFolderDataset>(path, limit);
+  if (spec.format == "shards") return std::make_unique<ShardDataset>(path, limit);
   throw Error(fmt::format("data.format '{}' has no reader", spec.format));
 }
 

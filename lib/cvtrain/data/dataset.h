@@ -1,4 +1,5 @@
-// The Dataset interface every format implements: random access to decoded uint8 HWC images.
+// The Dataset interface every format implements: random access to samples as stored (encoded
+// bytes, decoded later at the scale the crop needs) or as pixels (uint8 HWC).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,19 @@ struct Image {
   int channels = 0;
 };
 
+struct ImageSize {
+  int width = 0;
+  int height = 0;
+};
+
+// One sample as the dataset holds it: encoded bytes (JPEG, PNG, ...; possibly none, for an
+// empty file) or the pixels themselves.
+struct RawSample {
+  std::vector<uint8_t> encoded;
+  Image image;
+  bool has_pixels() const { return image.channels > 0; }
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -25,11 +39,19 @@ class Dataset {
   virtual int64_t label(size_t index) const = 0;
   virtual int64_t num_classes() const = 0;
   virtual int channels() const = 0;
-  // Thread-safe; throws Error naming the sample (see describe) when it cannot be decoded.
-  virtual Image load(size_t index) const = 0;
+  // Thread-safe; throws Error naming the sample (see describe) when it cannot be read.
+  virtual RawSample read(size_t index) const = 0;
   // Where a sample comes from, for messages: a file path, or "file.gz #17".
   virtual std::string describe(size_t index) const = 0;
+  // Label i's name: a folder name, or the number itself where the format has no names.
+  virtual std::vector<std::string> class_names() const;
+  // read() decoded at full size, with the dataset's channels.
+  Image load(size_t index) const;
 };
+
+// The format a path holds: shards (a folder with classes.txt), imagefolder (another folder) or
+// idx (a file). For tools that take a path without a recipe.
+std::string detect_format(const std::string& path);
 
 // Opens `path` in data.format; `limit` > 0 keeps only the first `limit` samples.
 std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& path, int64_t limit);

@@ -81,10 +81,10 @@ IdxDataset::IdxDataset(const std::string& images_path, int64_t limit) : path_(im
   num_classes_ = 1 + *std::max_element(labels_.begin(), labels_.end());
 }
 
-Image IdxDataset::load(size_t index) const {
+RawSample IdxDataset::read(size_t index) const {
   const size_t pixels = static_cast<size_t>(height_) * width_;
   const auto first = images_.data.begin() + static_cast<std::ptrdiff_t>(index * pixels);
-  return Image{std::vector<uint8_t>(first, first + static_cast<std::ptrdiff_t>(pixels)), height_, width_, 1};
+  return RawSample{{}, Image{std::vector<uint8_t>(first, first + static_cast<std::ptrdiff_t>(pixels)), height_, width_, 1}};
 }
 
 std::string IdxDataset::describe(size_t index) const { return fmt::format("{} #{}", path_, index); }

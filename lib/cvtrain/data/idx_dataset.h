@@ -26,7 +26,7 @@ class IdxDataset : public Dataset {
   int64_t label(size_t index) const override { return labels_[index]; }
   int64_t num_classes() const override { return num_classes_; }
   int channels() const override { return 1; }
-  Image load(size_t index) const override;
+  RawSample read(size_t index) const override;
   std::string describe(size_t index) const override;
 
  private:

@@ -1,20 +1,17 @@
-// ImageFolder scanning and decoding (TurboJPEG for JPEG, OpenCV imgcodecs for the rest).
+// ImageFolder scanning; samples are read as encoded bytes and decoded by the loader.
 #include "cvtrain/data/image_folder.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
-#include <turbojpeg.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <memory>
+#include <cerrno>
+#include <cstring>
 
 #include "cvtrain/core/error.h"
-
-#ifdef CVTRAIN_WITH_IMGCODECS
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
-#endif
 
 namespace cvtrain {
 namespace {
@@ -29,42 +26,7 @@ bool is_image_file(const fs::path& path) {
   return false;
 }
 
-bool is_jpeg(const std::vector<uint8_t>& bytes) { return bytes.size() > 3 && bytes[0] == 0xFF && bytes[1] == 0xD8; }
-
-struct TjCloser {
-  void operator()(void* handle) const { tjDestroy(handle); }
-};
-
-Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name) {
-  // One decompressor per thread: TurboJPEG handles are not thread-safe but are cheap to keep.
-  thread_local std::unique_ptr<void, TjCloser> handle(tjInitDecompress());
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &width, &height, &subsampling, &colorspace) != 0)
-    throw Error(fmt::format("{}: not a readable JPEG ({})", name, tjGetErrorStr2(handle.get())));
-  Image image{std::vector<uint8_t>(static_cast<size_t>(width) * height * 3), height, width, 3};
-  if (tjDecompress2(handle.get(), bytes.data(), bytes.size(), image.pixels.data(), width, 0, height, TJPF_RGB, TJFLAG_ACCURATEDCT) != 0 &&
-      tjGetErrorCode(handle.get()) == TJERR_FATAL)
-    throw Error(fmt::format("{}: corrupt JPEG ({})", name, tjGetErrorStr2(handle.get())));
-  return image;
-}
-
 }  // namespace
-
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name) {
-  if (bytes.empty()) throw Error(fmt::format("{}: empty file", name));
-  if (is_jpeg(bytes)) return decode_jpeg(bytes, name);
-#ifdef CVTRAIN_WITH_IMGCODECS
-  const cv::Mat raw(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<uint8_t*>(bytes.data()));
-  cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR);  // 8-bit BGR whatever the source depth
-  if (decoded.empty()) throw Error(fmt::format("{}: not a readable image", name));
-  cv::cvtColor(decoded, decoded, cv::COLOR_BGR2RGB);
-  Image image{std::vector<uint8_t>(decoded.total() * 3), decoded.rows, decoded.cols, 3};
-  std::copy(decoded.data, decoded.data + image.pixels.size(), image.pixels.begin());
-  return image;
-#else
-  throw Error(fmt::format("{}: only JPEG can be decoded (this build has no OpenCV imgcodecs)", name));
-#endif
-}
 
 ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
   std::error_code ec;
@@ -75,9 +37,11 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
   if (classes_.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
   for (size_t label = 0; label < classes_.size(); ++label) {
     std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(fs::path(root) / classes_[label]))
+    const fs::path folder = fs::path(root) / classes_[label];
+    for (const auto& entry : fs::directory_iterator(folder, ec))
       if (entry.is_regular_file() && is_image_file(entry.path())) files.push_back(entry.path().string());
-    if (files.empty()) throw Error(fmt::format("{}: class folder has no images", (fs::path(root) / classes_[label]).string()));
+    if (ec) throw Error(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
+    if (files.empty()) throw Error(fmt::format("{}: class folder has no images", folder.string()));
     std::sort(files.begin(), files.end());
     for (auto& f : files) {
       files_.push_back(std::move(f));
@@ -99,11 +63,31 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
   }
 }
 
-Image ImageFolderDataset::load(size_t index) const {
-  std::ifstream in(files_[index], std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open", files_[index]));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decode_image(bytes, files_[index]);
+RawSample ImageFolderDataset::read(size_t index) const {
+  RawSample sample;
+  sample.encoded = read_file_bytes(files_[index]);
+  return sample;
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  struct stat st {};
+  std::vector<uint8_t> bytes;
+  if (::fstat(fd, &st) == 0) bytes.resize(static_cast<size_t>(st.st_size));
+  size_t filled = 0;
+  while (filled < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + filled, bytes.size() - filled);
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      if (n == 0) throw Error(fmt::format("{}: file shrank while being read", path));
+      throw Error(fmt::format("{}: read error ({})", path, std::strerror(err)));
+    }
+    filled += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return bytes;
 }
 
 }  // namespace cvtrain

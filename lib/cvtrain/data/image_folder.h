@@ -15,9 +15,9 @@ class ImageFolderDataset : public Dataset {
   int64_t label(size_t index) const override { return labels_[index]; }
   int64_t num_classes() const override { return static_cast<int64_t>(classes_.size()); }
   int channels() const override { return 3; }
-  Image load(size_t index) const override;
+  RawSample read(size_t index) const override;
   std::string describe(size_t index) const override { return files_[index]; }
-  const std::vector<std::string>& classes() const { return classes_; }
+  std::vector<std::string> class_names() const override { return classes_; }
 
  private:
   std::vector<std::string> classes_;
@@ -25,8 +25,7 @@ class ImageFolderDataset : public Dataset {
   std::vector<int64_t> labels_;
 };
 
-// Decodes encoded bytes to RGB: JPEG through TurboJPEG, other formats through OpenCV when built
-// with imgcodecs. Throws Error naming `name` for anything it cannot decode.
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name);
+// The whole file, in one read where the size is known; throws Error naming the file.
+std::vector<uint8_t> read_file_bytes(const std::string& path);
 
 }  // namespace cvtrain

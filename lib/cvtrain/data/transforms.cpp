@@ -4,6 +4,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cvtrain/core/rng.h"
@@ -16,78 +17,112 @@ cv::Mat as_mat(const Image& image) {
   return cv::Mat(image.height, image.width, CV_8UC(image.channels), const_cast<uint8_t*>(image.pixels.data()));
 }
 
-Image from_mat(const cv::Mat& mat) {
-  cv::Mat dense = mat.isContinuous() ? mat : mat.clone();
-  Image out{std::vector<uint8_t>(dense.data, dense.data + dense.total() * dense.elemSize()), dense.rows, dense.cols, dense.channels()};
-  return out;
+// Shrinking by 2x or more needs area averaging against aliasing; after a DCT-scaled JPEG decode
+// the remaining factor is small and bilinear is as good and several times faster.
+void resize_into(const cv::Mat& src, cv::Mat& dst) {
+  if (src.size() == dst.size()) {
+    src.copyTo(dst);
+    return;
+  }
+  const bool big_shrink = src.cols >= 2 * dst.cols && src.rows >= 2 * dst.rows;
+  cv::resize(src, dst, dst.size(), 0, 0, big_shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
 }
 
-cv::Mat resize_to(const cv::Mat& src, int width, int height) {
-  if (src.cols == width && src.rows == height) return src;
-  cv::Mat out;
-  const bool shrinking = width < src.cols && height < src.rows;
-  cv::resize(src, out, cv::Size(width, height), 0, 0, shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
-  return out;
-}
-
-// Evaluation (and non-RRC training) view: shorter side to size/0.875, then the centered square.
-// An image already at the target size is left alone (IDX data).
-cv::Mat resize_center_crop(const cv::Mat& src, int size) {
-  if (src.cols == size && src.rows == size) return src;
+// Evaluation (and non-RRC training) view: the centered square that, once the shorter side is
+// resized to size/0.875, is size pixels wide. An image already at the target size is kept whole.
+void center_region(ImageSize src, int size, CropPlan& plan) {
+  plan.width = src.width;
+  plan.height = src.height;
+  if (src.width == size && src.height == size) return;
   const double short_side = std::round(size / 0.875);
-  const double scale = short_side / std::min(src.cols, src.rows);
-  const int w = std::max(size, static_cast<int>(std::lround(src.cols * scale)));
-  const int h = std::max(size, static_cast<int>(std::lround(src.rows * scale)));
-  const cv::Mat resized = resize_to(src, w, h);
-  return resized(cv::Rect((w - size) / 2, (h - size) / 2, size, size));
+  const double scale = short_side / std::min(src.width, src.height);
+  plan.width = std::min(src.width, std::max(1, static_cast<int>(std::lround(size / scale))));
+  plan.height = std::min(src.height, std::max(1, static_cast<int>(std::lround(size / scale))));
+  plan.x = (src.width - plan.width) / 2;
+  plan.y = (src.height - plan.height) / 2;
 }
 
 // torchvision's RandomResizedCrop: 10 tries at a random area and log-uniform aspect ratio, then
-// the whole image's central crop as a fallback.
-cv::Mat random_resized_crop(const cv::Mat& src, int size, double min_scale, double max_scale, SplitMix64& rng) {
-  const double area = static_cast<double>(src.cols) * src.rows;
+// the whole image's central square as a fallback.
+void random_resized_region(ImageSize src, double min_scale, double max_scale, SplitMix64& rng, CropPlan& plan) {
+  const double area = static_cast<double>(src.width) * src.height;
   const double log_lo = std::log(3.0 / 4.0), log_hi = std::log(4.0 / 3.0);
   for (int attempt = 0; attempt < 10; ++attempt) {
     const double target = area * rng.uniform(min_scale, max_scale);
     const double aspect = std::exp(rng.uniform(log_lo, log_hi));
     const int w = static_cast<int>(std::lround(std::sqrt(target * aspect)));
     const int h = static_cast<int>(std::lround(std::sqrt(target / aspect)));
-    if (w > 0 && h > 0 && w <= src.cols && h <= src.rows) {
-      const int x = static_cast<int>(rng.below(static_cast<uint64_t>(src.cols - w + 1)));
-      const int y = static_cast<int>(rng.below(static_cast<uint64_t>(src.rows - h + 1)));
-      return resize_to(src(cv::Rect(x, y, w, h)), size, size);
+    if (w > 0 && h > 0 && w <= src.width && h <= src.height) {
+      plan.x = static_cast<int>(rng.below(static_cast<uint64_t>(src.width - w + 1)));
+      plan.y = static_cast<int>(rng.below(static_cast<uint64_t>(src.height - h + 1)));
+      plan.width = w;
+      plan.height = h;
+      return;
     }
   }
-  const int side = std::min(src.cols, src.rows);
-  return resize_to(src(cv::Rect((src.cols - side) / 2, (src.rows - side) / 2, side, side)), size, size);
+  const int side = std::min(src.width, src.height);
+  plan = CropPlan{(src.width - side) / 2, (src.height - side) / 2, side, side};
 }
 
-cv::Mat pad_and_crop(const cv::Mat& src, int padding, SplitMix64& rng) {
-  const int dy = static_cast<int>(rng.below(2 * padding + 1));
-  const int dx = static_cast<int>(rng.below(2 * padding + 1));
-  cv::Mat padded;
-  cv::copyMakeBorder(src, padded, padding, padding, padding, padding, cv::BORDER_CONSTANT, cv::Scalar::all(0));
-  return padded(cv::Rect(dx, dy, src.cols, src.rows));
+// The plan's region in the coordinates of an image decoded at a reduced scale.
+cv::Rect scaled_region(const CropPlan& plan, ImageSize source, const Image& decoded) {
+  const double fx = static_cast<double>(decoded.width) / source.width;
+  const double fy = static_cast<double>(decoded.height) / source.height;
+  const int x = std::min(decoded.width - 1, static_cast<int>(std::lround(plan.x * fx)));
+  const int y = std::min(decoded.height - 1, static_cast<int>(std::lround(plan.y * fy)));
+  const int w = std::clamp(static_cast<int>(std::lround(plan.width * fx)), 1, decoded.width - x);
+  const int h = std::clamp(static_cast<int>(std::lround(plan.height * fy)), 1, decoded.height - y);
+  return cv::Rect(x, y, w, h);
+}
+
+// Shifts the image by (padding - dx, padding - dy), filling with zeros: the same pixels as
+// zero-padding by `padding` and cropping back at (dx, dy).
+void pad_and_crop(cv::Mat& image, int padding, int dx, int dy) {
+  cv::Mat shifted(image.size(), image.type(), cv::Scalar::all(0));
+  const int sx = padding - dx, sy = padding - dy;
+  const cv::Rect from(std::max(0, -sx), std::max(0, -sy), image.cols - std::abs(sx), image.rows - std::abs(sy));
+  const cv::Rect to(std::max(0, sx), std::max(0, sy), from.width, from.height);
+  if (from.width > 0 && from.height > 0) image(from).copyTo(shifted(to));
+  shifted.copyTo(image);
 }
 
 }  // namespace
 
-Image transform_sample(const Image& input, const SampleTransform& t, size_t index) {
+CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
+  CropPlan plan;
   const int size = static_cast<int>(t.image_size);
-  const cv::Mat src = as_mat(input);
-  if (!t.augment) return from_mat(resize_center_crop(src, size));
+  if (!t.augment) {
+    center_region(source, size, plan);
+    return plan;
+  }
   const AugmentSpec& a = *t.augment;
   SplitMix64 rng(sample_key(t.seed, static_cast<uint64_t>(t.epoch), index));
-  cv::Mat out = a.random_resized_crop.size() == 2
-                    ? random_resized_crop(src, size, a.random_resized_crop[0], a.random_resized_crop[1], rng)
-                    : resize_center_crop(src, size);
-  if (a.random_crop_padding > 0) out = pad_and_crop(out, static_cast<int>(a.random_crop_padding), rng);
-  if (a.hflip && rng.uniform() < 0.5) {
-    cv::Mat flipped;
-    cv::flip(out, flipped, 1);
-    out = flipped;
+  if (a.random_resized_crop.size() == 2)
+    random_resized_region(source, a.random_resized_crop[0], a.random_resized_crop[1], rng, plan);
+  else
+    center_region(source, size, plan);
+  if (a.random_crop_padding > 0) {
+    plan.pad_dy = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));
+    plan.pad_dx = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));
   }
-  return from_mat(out);
+  plan.flip = a.hflip && rng.uniform() < 0.5;
+  return plan;
+}
+
+void render_sample(const Image& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& t, uint8_t* out) {
+  const int size = static_cast<int>(t.image_size);
+  cv::Mat result(size, size, CV_8UC(decoded.channels), out);  // writes straight into the batch
+  resize_into(as_mat(decoded)(scaled_region(plan, source, decoded)), result);
+  if (plan.pad_dx >= 0) pad_and_crop(result, static_cast<int>(t.augment->random_crop_padding), plan.pad_dx, plan.pad_dy);
+  if (plan.flip) cv::flip(result, result, 1);
+}
+
+Image transform_sample(const Image& input, const SampleTransform& t, size_t index) {
+  const ImageSize size{input.width, input.height};
+  const int side = static_cast<int>(t.image_size);
+  Image out{std::vector<uint8_t>(static_cast<size_t>(side) * side * input.channels), side, side, input.channels};
+  render_sample(input, size, plan_sample(size, t, index), t, out.pixels.data());
+  return out;
 }
 
 }  // namespace cvtrain

@@ -1,5 +1,6 @@
 // Per-sample geometry on uint8 HWC images: the training augmentation is a pure function of
-// (seed, epoch, sample index); evaluation is deterministic resize plus center crop.
+// (seed, epoch, sample index); evaluation is deterministic resize plus center crop. The crop is
+// planned on the source size before decoding, so JPEGs can be decoded at a reduced DCT scale.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,20 @@ struct SampleTransform {
   int64_t epoch = 0;
 };
 
-// Returns an image_size x image_size image with the input's channels.
+// Every random decision for one sample, in source-image coordinates.
+struct CropPlan {
+  int x = 0, y = 0, width = 0, height = 0;  // region of the source resized to image_size^2
+  int pad_dx = -1, pad_dy = -1;             // random_crop_padding offsets; -1: not padded
+  bool flip = false;
+};
+
+CropPlan plan_sample(ImageSize source, const SampleTransform& transform, size_t index);
+
+// Applies `plan` to `decoded`, which is the source image possibly decoded at a reduced scale,
+// writing the image_size x image_size result (the input's channels, HWC) to `out`.
+void render_sample(const Image& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& transform, uint8_t* out);
+
+// plan_sample + render_sample on a full-size image.
 Image transform_sample(const Image& input, const SampleTransform& transform, size_t index);
 
 }  // namespace cvtrain

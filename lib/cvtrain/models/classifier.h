@@ -12,6 +12,8 @@ struct ModelSpec;
 class Classifier : public torch::nn::Module {
  public:
   virtual at::Tensor forward(const at::Tensor& images) = 0;
+  // Convolutional models run faster on channels_last (NHWC) inputs and weights.
+  virtual bool is_convolutional() const { return false; }
 };
 
 // Builds model.arch (see model_names()); throws RecipeError for an unknown name.

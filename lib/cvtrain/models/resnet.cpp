@@ -78,6 +78,7 @@ class ResNet : public Classifier {
     initialise();
   }
 
+  bool is_convolutional() const override { return true; }
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor x = bn1_(conv1_(images)).relu_();
     if (!small_stem_) x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});

@@ -37,6 +37,7 @@ class SmallCnn : public Classifier {
     register_module("layers", layers_);
   }
   at::Tensor forward(const at::Tensor& images) override { return layers_->forward(images); }
+  bool is_convolutional() const override { return true; }
 
  private:
   nn::Sequential layers_;

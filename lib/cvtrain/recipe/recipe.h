@@ -17,7 +17,7 @@ struct ModelSpec {
 };
 
 struct DataSpec {
-  std::string format = "idx";      // idx | imagefolder
+  std::string format = "idx";      // idx | imagefolder | shards (written by `cvtrain data pack`)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
   int64_t workers = 2;             // decode threads
@@ -26,6 +26,7 @@ struct DataSpec {
   int64_t max_val_samples = 0;     // use only the first N validation samples (0 = all)
   std::vector<double> mean{0.485, 0.456, 0.406};
   std::vector<double> std{0.229, 0.224, 0.225};
+  double max_bad_fraction = 0.01;  // unreadable samples are skipped (and counted) up to this fraction
 };
 
 struct AugmentSpec {
@@ -33,6 +34,10 @@ struct AugmentSpec {
   int64_t random_crop_padding = 0;           // zero-pad by P pixels, then crop back at random
   std::vector<double> random_resized_crop;   // [min_scale, max_scale]; empty = off
   double label_smoothing = 0.0;
+  double mixup = 0.0;       // Mixup Beta(alpha, alpha); 0 = off
+  double cutmix = 0.0;      // CutMix Beta(alpha, alpha); 0 = off
+  double mix_prob = 1.0;    // chance that a batch is mixed at all
+  double switch_prob = 0.5; // with both on: chance of CutMix rather than Mixup
 };
 
 struct TrainSpec {
@@ -42,6 +47,7 @@ struct TrainSpec {
   int64_t micro_batch = 0;
   int64_t accumulation = 0;
   double grad_clip = 0.0;      // max global gradient norm; 0 = off
+  bool channels_last = true;   // CNN inputs (and weights) in NHWC layout; ignored by other models
   int64_t log_every = 50;      // optimizer steps between metric lines
   int64_t seed = 0;
 };

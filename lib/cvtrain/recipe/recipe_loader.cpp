@@ -254,7 +254,7 @@ const std::vector<Field>& schema() {
       field(KEY(model.in_channels), in_range(0, 64)),
       field(KEY(model.small_stem)),
       field(KEY(model.sync_bn)),
-      field(KEY(data.format), one_of({"idx", "imagefolder"})),
+      field(KEY(data.format), one_of({"idx", "imagefolder", "shards"})),
       field(KEY(data.train)),
       field(KEY(data.val)),
       field(KEY(data.workers), in_range(0, 256)),
@@ -263,16 +263,22 @@ const std::vector<Field>& schema() {
       field(KEY(data.max_val_samples), at_least(0)),
       field(KEY(data.mean)),
       field(KEY(data.std)),
+      field(KEY(data.max_bad_fraction), in_range(0, 1)),
       field(KEY(augment.hflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
       field(KEY(augment.random_resized_crop)),
       field(KEY(augment.label_smoothing), in_range(0, 0.99)),
+      field(KEY(augment.mixup), in_range(0, 100)),
+      field(KEY(augment.cutmix), in_range(0, 100)),
+      field(KEY(augment.mix_prob), in_range(0, 1)),
+      field(KEY(augment.switch_prob), in_range(0, 1)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
       field(KEY(train.global_batch), at_least(0)),
       field(KEY(train.micro_batch), at_least(0)),
       field(KEY(train.accumulation), at_least(0)),
       field(KEY(train.grad_clip), at_least(0)),
+      field(KEY(train.channels_last)),
       field(KEY(train.log_every), at_least(1)),
       field(KEY(train.seed), at_least(0)),
       field(KEY(optim.name), one_of({"sgd", "adamw"})),
@@ -375,7 +381,7 @@ void resolve_batch(TrainSpec& t, int64_t world, CrossChecks& check) {
 }
 
 void check_paths(const Recipe& r, CrossChecks& check) {
-  const bool folders = r.data.format == "imagefolder";
+  const bool folders = r.data.format != "idx";
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
     if (path.empty()) continue;
     std::error_code ec;

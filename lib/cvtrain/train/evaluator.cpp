@@ -5,8 +5,8 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
-
 #include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/classifier.h"
@@ -14,8 +14,9 @@
 
 namespace cvtrain {
 
-EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& options, c10::Device device,
+EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& options, const FeedOptions& feed,
                     const std::string& precision, Communicator& comm) {
+  const c10::Device device = feed.device;
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -23,14 +24,15 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   eval_options.drop_last = false;
   eval_options.transform.augment = nullptr;
   BatchLoader loader(dataset, eval_share(dataset.size(), comm.world_size(), comm.rank()), eval_options);
+  DeviceFeeder feeder(loader, feed);
 
   // [loss sum, top-1 hits, top-5 hits] in one tensor: one all-reduce at the end.
   at::Tensor sums = at::zeros({3}, at::TensorOptions(device).dtype(at::kDouble));
   at::Tensor loss_sum = sums[0], top1 = sums[1], top5 = sums[2];
   const int64_t k = std::min<int64_t>(5, dataset.num_classes());
-  while (auto batch = loader.next()) {
-    const at::Tensor images = batch->images.to(device, /*non_blocking=*/true);
-    const at::Tensor labels = batch->labels.to(device, /*non_blocking=*/true);
+  while (auto batch = feeder.next()) {
+    const at::Tensor& images = batch->images;
+    const at::Tensor& labels = batch->labels;
     at::Tensor logits;
     {
       AutocastScope autocast(precision, device.type());

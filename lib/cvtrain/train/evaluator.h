@@ -11,6 +11,7 @@ namespace cvtrain {
 class Classifier;
 class Communicator;
 class Dataset;
+struct FeedOptions;
 struct LoaderOptions;
 
 struct EvalResult {
@@ -22,7 +23,7 @@ struct EvalResult {
 
 // Each rank evaluates its eval_share of the dataset; the sums are all-reduced, so every rank
 // returns the same figures, computed over every sample exactly once.
-EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, c10::Device device,
+EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, const FeedOptions& feed,
                     const std::string& precision, Communicator& comm);
 
 }  // namespace cvtrain

@@ -17,9 +17,12 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/rng.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
@@ -65,6 +68,24 @@ std::unique_ptr<Communicator> join_group(const Recipe& recipe, const RankInfo& r
                            rank.attempt});
 }
 
+// Convolution weights in NHWC order, matching channels_last inputs (no layout conversions per step).
+void to_channels_last(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+// Opens one of the recipe's datasets; what is wrong with it is a recipe error naming the key.
+std::unique_ptr<Dataset> open_recipe_dataset(const DataSpec& data, const char* key, const std::string& path, int64_t limit) {
+  try {
+    return open_dataset(data, path, limit);
+  } catch (const RecipeError&) {
+    throw;
+  } catch (const Error& e) {
+    throw RecipeError({fmt::format("{}: {}", key, e.what())});
+  }
+}
+
 // Accumulates what happens between two log lines.
 struct Interval {
   Stopwatch clock;
@@ -82,7 +103,9 @@ class Trainer {
         rank_(rank),
         device_(choose_device(recipe.device, rank)),
         progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()) {
-    // Only rank 0 writes; it prepares the run folder before anyone spends time on the group.
+    // Data first: a wrong path or an empty class folder fails before anything is written. Then
+    // rank 0 (the only writer) prepares the run folder before anyone spends time on the group.
+    open_data();
     if (rank.rank == 0) {
       run_ = std::make_unique<RunDirectory>(recipe.output, recipe);
       metrics_ = std::make_unique<MetricsLog>(run_->file("metrics.jsonl"));
@@ -91,9 +114,10 @@ class Trainer {
     comm_ = join_group(recipe, rank, device_);
     torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
     configure_tf32(recipe.precision);
-    open_data();
     model_ = build_model(recipe.model, in_channels());
     model_->to(device_);
+    feed_options_.channels_last = recipe.train.channels_last && model_->is_convolutional();
+    if (feed_options_.channels_last) to_channels_last(*model_);
     strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb, recipe.model.sync_bn);
     optimizer_ = build_optimizer(recipe.optim, *model_);
     steps_per_epoch_ = static_cast<int64_t>(train_set_->size()) / recipe.train.global_batch;
@@ -132,16 +156,24 @@ class Trainer {
  private:
   void open_data() {
     const DataSpec& data = recipe_.data;
-    train_set_ = open_dataset(data, data.train, data.max_samples);
-    if (!data.val.empty()) val_set_ = open_dataset(data, data.val, data.max_val_samples);
+    train_set_ = open_recipe_dataset(data, "data.train", data.train, data.max_samples);
+    train_bad_ = std::make_unique<BadSamples>("data.train", train_set_->size(), data.max_bad_fraction);
+    if (!data.val.empty()) {
+      val_set_ = open_recipe_dataset(data, "data.val", data.val, data.max_val_samples);
+      val_bad_ = std::make_unique<BadSamples>("data.val", val_set_->size(), data.max_bad_fraction);
+    }
     if (train_set_->num_classes() > recipe_.model.num_classes)
       throw RecipeError({fmt::format("model.num_classes: {} but {} has {} classes", recipe_.model.num_classes, data.train,
                                      train_set_->num_classes())});
     loader_options_.batch_size = recipe_.train.micro_batch;
     loader_options_.workers = data.workers;
     loader_options_.prefetch = data.prefetch;
-    loader_options_.mean = data.mean;
-    loader_options_.std = data.std;
+    loader_options_.pin_memory = wants_pinned_memory(device_);
+    feed_options_.device = device_;
+    // bf16 inputs halve the batch's device memory; autocast would cast them at the first layer anyway.
+    if (recipe_.precision == "bf16" && device_.is_cuda()) feed_options_.dtype = at::kBFloat16;
+    feed_options_.mean = data.mean;
+    feed_options_.std = data.std;
     loader_options_.transform.image_size = recipe_.model.image_size;
     loader_options_.transform.seed = static_cast<uint64_t>(recipe_.train.seed);
   }
@@ -160,8 +192,10 @@ class Trainer {
     options.drop_last = true;
     options.transform.augment = &recipe_.augment;
     options.transform.epoch = epoch;
+    options.bad_samples = train_bad_.get();
     const std::vector<int64_t> order = epoch_order(options.transform.seed, epoch, train_set_->size());
     BatchLoader loader(*train_set_, rank_share(order, recipe_.train.global_batch, rank_.world_size, rank_.rank), options);
+    DeviceFeeder feeder(loader, feed_options_);
     model_->train();
     Stopwatch epoch_clock;
     epoch_wait_s_ = 0;
@@ -170,7 +204,7 @@ class Trainer {
     Interval interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
     for (int64_t s = 0; s < steps_per_epoch_ && step_ < total_steps_; ++s) {
-      const at::Tensor loss = optimizer_step(loader, interval);
+      const at::Tensor loss = optimizer_step(feeder, epoch, interval);
       epoch_loss += loss;
       interval.loss_sum += loss;
       ++epoch_steps;
@@ -186,27 +220,18 @@ class Trainer {
   }
 
   // One optimizer step over `accumulation` micro-batches; returns the step's mean loss.
-  at::Tensor optimizer_step(BatchLoader& loader, Interval& interval) {
+  at::Tensor optimizer_step(DeviceFeeder& feeder, int64_t epoch, Interval& interval) {
     const int64_t accumulation = recipe_.train.accumulation;
     optimizer_->zero_grad(/*set_to_none=*/true);
     at::Tensor step_loss = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
     for (int64_t micro = 0; micro < accumulation; ++micro) {
       Stopwatch wait;
-      std::optional<Batch> batch = loader.next();
+      std::optional<DeviceBatch> batch = feeder.next();
       const double waited = wait.seconds();
       interval.data_wait_s += waited;
       epoch_wait_s_ += waited;
       if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
-      const at::Tensor images = batch->images.to(device_, /*non_blocking=*/true);
-      const at::Tensor labels = batch->labels.to(device_, /*non_blocking=*/true);
-      at::Tensor logits;
-      {
-        AutocastScope autocast(recipe_.precision, device_.type());
-        logits = model_->forward(images);
-      }
-      const at::Tensor loss = torch::nn::functional::cross_entropy(
-          logits.to(at::kFloat), labels,
-          torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(recipe_.augment.label_smoothing));
+      const at::Tensor loss = forward_loss(*batch, epoch);
       const bool last = micro == accumulation - 1;
       strategy_->before_backward(last);
       (loss / static_cast<double>(accumulation)).backward();
@@ -220,6 +245,39 @@ class Trainer {
     interval.images += recipe_.train.global_batch;
     interval.comm_wait_s += strategy_->take_comm_wait_seconds();
     return step_loss;
+  }
+
+  // Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).
+  at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch) {
+    namespace F = torch::nn::functional;
+    const AugmentSpec& augment = recipe_.augment;
+    at::Tensor images = batch.images, targets = batch.labels;
+    if (mixing_enabled(augment)) {
+      constexpr uint64_t kMixStream = 0x6d69786d6978ULL;  // keeps mixing draws apart from per-sample ones
+      const uint64_t key = sample_key(static_cast<uint64_t>(recipe_.train.seed) ^ kMixStream, static_cast<uint64_t>(epoch),
+                                      static_cast<uint64_t>(batch.first_sample));
+      MixedBatch mixed = mix_batch(images, batch.labels, recipe_.model.num_classes, augment, key);
+      images = mixed.images;
+      targets = mixed.targets;
+    }
+    at::Tensor logits;
+    {
+      AutocastScope autocast(recipe_.precision, device_.type());
+      logits = model_->forward(images);
+    }
+    if (targets.dtype() != at::kLong) return F::cross_entropy(logits.to(at::kFloat), targets);
+    return F::cross_entropy(logits.to(at::kFloat), targets, F::CrossEntropyFuncOptions().label_smoothing(augment.label_smoothing));
+  }
+
+  // Says once per epoch when the step waited on the input pipeline for a large part of its time.
+  void warn_if_input_bound(double data_wait, int64_t epoch) {
+    constexpr double kInputBound = 0.2;
+    if (rank_.rank != 0 || data_wait < kInputBound || warned_input_bound_epoch_ == epoch) return;
+    warned_input_bound_epoch_ = epoch;
+    log::warn("input-bound: {:.0f}% of step time waiting for data. Raise data.workers (now {}; this node has {} cores), "
+              "pack the data to shards pre-resized near model.image_size (`cvtrain data pack --resize`), or measure the "
+              "pipeline alone with `cvtrain data bench`.",
+              100 * data_wait, recipe_.data.workers, std::thread::hardware_concurrency());
   }
 
   void report_progress(int64_t epoch, Interval& interval, bool log_now) {
@@ -243,6 +301,7 @@ class Trainer {
     state.loss = interval.loss_sum.item<double>() / static_cast<double>(interval.steps);
     if (rank_.rank == 0) progress_.update(state, log_now);
     if (!log_now) return;
+    warn_if_input_bound(state.data_wait, epoch);
     if (metrics_)
       metrics_->write({{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
                        {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait},
@@ -274,11 +333,14 @@ class Trainer {
     const double images_per_s = static_cast<double>(epoch_images_) / std::max(epoch_seconds_, 1e-9);
     MetricRecord record{{"kind", std::string("epoch")}, {"epoch", epoch + 1}, {"step", step_}, {"train_loss", summary.train_loss},
                         {"epoch_s", epoch_seconds_}, {"images_per_s", images_per_s},
-                        {"data_wait", epoch_wait_s_ / std::max(epoch_seconds_, 1e-9)}};
+                        {"data_wait", epoch_wait_s_ / std::max(epoch_seconds_, 1e-9)},
+                        {"bad_samples", static_cast<int64_t>(train_bad_->count())}};
     std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch + 1, summary.train_loss, images_per_s);
     if (val_set_) {
       strategy_->sync_buffers();
-      const EvalResult eval = evaluate(*model_, *val_set_, loader_options_, device_, recipe_.precision, *comm_);
+      LoaderOptions eval_loader = loader_options_;
+      eval_loader.bad_samples = val_bad_.get();
+      const EvalResult eval = evaluate(*model_, *val_set_, eval_loader, feed_options_, recipe_.precision, *comm_);
       summary.top1 = eval.top1;
       summary.top5 = eval.top5;
       record.insert(record.end(), {{"val_loss", eval.loss}, {"top1", eval.top1}, {"top5", eval.top5}});
@@ -298,7 +360,10 @@ class Trainer {
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<Strategy> strategy_;
   std::unique_ptr<Dataset> train_set_, val_set_;
+  std::unique_ptr<BadSamples> train_bad_, val_bad_;
   LoaderOptions loader_options_;
+  FeedOptions feed_options_;
+  int64_t warned_input_bound_epoch_ = -1;
   std::shared_ptr<Classifier> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;

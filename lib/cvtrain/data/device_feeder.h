@@ -1,0 +1,49 @@
+// Model input on the device from loader batches: uint8 NHWC batches are copied on a dedicated
+// CUDA stream (ordered with an event, so the copy of the next batch overlaps this step's compute),
+// then converted on the device to float or bf16, normalised, and laid out channels_last for
+// CNNs. On CPU the same path runs without the copy.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace cvtrain {
+
+class BatchLoader;
+
+struct FeedOptions {
+  c10::Device device = c10::Device(c10::kCPU);
+  at::ScalarType dtype = at::kFloat;  // kFloat or kBFloat16
+  bool channels_last = false;         // NHWC strides, which cuDNN and oneDNN convolutions prefer
+  std::vector<double> mean, std;      // per channel, on the 0..1 scale
+};
+
+struct DeviceBatch {
+  at::Tensor images;  // [B, C, H, W] on the device, normalised
+  at::Tensor labels;  // int64 [B] on the device
+  int64_t first_sample = 0;
+};
+
+class DeviceFeeder {
+ public:
+  DeviceFeeder(BatchLoader& loader, FeedOptions options);
+  ~DeviceFeeder();
+  // The next batch on the device, or nullopt after the last; rethrows the loader's errors.
+  std::optional<DeviceBatch> next();
+
+ private:
+  struct CopyStream;  // CUDA stream and event; defined where CUDA headers are included
+  BatchLoader& loader_;
+  FeedOptions options_;
+  at::Tensor mean_, inv_std_;  // [1, C, 1, 1] on the device, scaled for 0..255 input
+  std::unique_ptr<CopyStream> copy_;
+};
+
+// Whether page-locked host batches pay off: only when copies go to a CUDA device.
+bool wants_pinned_memory(const c10::Device& device);
+
+}  // namespace cvtrain

@@ -1,0 +1,72 @@
+// `cvtrain data bench`: BatchLoader + DeviceFeeder over epoch orders, timed after a warm-up batch.
+#include "cvtrain/data/pipeline_bench.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/sampler.h"
+#include "cvtrain/recipe/recipe.h"
+
+#ifdef CVTRAIN_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace cvtrain {
+
+PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& o) {
+  if (static_cast<int64_t>(dataset.size()) < o.batch_size)
+    throw Error(fmt::format("the dataset has {} samples, fewer than one batch of {}", dataset.size(), o.batch_size));
+  AugmentSpec augment;
+  augment.random_resized_crop = o.random_resized_crop;
+  augment.hflip = o.hflip;
+  BadSamples bad("data bench", dataset.size(), 1.0);
+  LoaderOptions loader_options;
+  loader_options.batch_size = o.batch_size;
+  loader_options.drop_last = true;
+  loader_options.workers = o.workers;
+  loader_options.prefetch = o.prefetch;
+  loader_options.pin_memory = wants_pinned_memory(o.device);
+  loader_options.transform = SampleTransform{&augment, o.image_size, o.seed, 0};
+  loader_options.bad_samples = &bad;
+  FeedOptions feed;
+  feed.device = o.device;
+  feed.mean.assign(static_cast<size_t>(dataset.channels()), 0.5);
+  feed.std.assign(static_cast<size_t>(dataset.channels()), 0.25);
+
+  // Epoch after epoch until warm-up + the timed batches are done.
+  PipelineBenchResult result;
+  Stopwatch clock;
+  int64_t done = 0;
+  for (int64_t epoch = 0; done <= o.batches; ++epoch) {
+    loader_options.transform.epoch = epoch;
+    BatchLoader loader(dataset, epoch_order(o.seed, epoch, dataset.size()), loader_options);
+    // On CPU the uint8 batch is the product, as with torchvision's DataLoader; with a GPU the
+    // copy and the conversion there are part of what is timed.
+    DeviceFeeder feeder(loader, feed);
+    while (done <= o.batches) {
+      std::optional<at::Tensor> batch;
+      if (o.device.is_cuda()) {
+        if (auto b = feeder.next()) batch = b->images;
+      } else if (auto b = loader.next()) {
+        batch = b->images;
+      }
+      if (!batch) break;
+      if (done == 0) clock.reset();  // the first batch pays for thread start-up and cold caches
+      else result.images += batch->size(0);
+      ++done;
+    }
+  }
+#ifdef CVTRAIN_WITH_CUDA
+  if (o.device.is_cuda()) c10::cuda::device_synchronize();
+#endif
+  result.seconds = clock.seconds();
+  result.images_per_s = static_cast<double>(result.images) / std::max(result.seconds, 1e-9);
+  result.bad_samples = static_cast<int64_t>(bad.count());
+  return result;
+}
+
+}  // namespace cvtrain

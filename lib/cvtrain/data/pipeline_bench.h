@@ -1,0 +1,35 @@
+// The input pipeline alone, timed: how many training images per second this machine can decode
+// and augment (and, with a CUDA device, stage on the GPU), without any model in the way.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace cvtrain {
+
+class Dataset;
+
+struct PipelineBenchOptions {
+  int64_t workers = 2;
+  int64_t batch_size = 256;
+  int64_t image_size = 224;
+  int64_t batches = 20;             // timed batches, after one warm-up batch
+  int64_t prefetch = 4;
+  std::vector<double> random_resized_crop{0.08, 1.0};
+  bool hflip = true;
+  uint64_t seed = 0;
+  c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there
+};
+
+struct PipelineBenchResult {
+  int64_t images = 0;
+  double seconds = 0;
+  double images_per_s = 0;
+  int64_t bad_samples = 0;
+};
+
+PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& options);
+
+}  // namespace cvtrain

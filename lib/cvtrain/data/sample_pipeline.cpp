@@ -1,0 +1,88 @@
+// Reading, scaled decoding and augmentation of one sample, plus the bad-sample ledger.
+#include "cvtrain/data/sample_pipeline.h"
+
+#include <fmt/format.h>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/data/image_decode.h"
+
+namespace cvtrain {
+namespace {
+
+constexpr size_t kReasonsShown = 3;
+
+void decode_and_transform(const Dataset& dataset, size_t source, const SampleTransform& t, size_t key, uint8_t* out) {
+  const RawSample raw = dataset.read(source);
+  const auto render = [&](const Image& decoded, ImageSize full) {
+    if (decoded.channels != dataset.channels())
+      throw Error(fmt::format("{}: has {} channel(s), the dataset {}", dataset.describe(source), decoded.channels, dataset.channels()));
+    render_sample(decoded, full, plan_sample(full, t, key), t, out);
+  };
+  if (raw.has_pixels()) return render(raw.image, ImageSize{raw.image.width, raw.image.height});
+  const std::string name = dataset.describe(source);
+  if (const auto size = jpeg_size(raw.encoded, name)) {
+    const CropPlan plan = plan_sample(*size, t, key);
+    const int side = static_cast<int>(t.image_size);
+    const JpegScale scale = jpeg_scale_covering(*size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
+    render_sample(decode_image(raw.encoded, name, scale), *size, plan, t, out);
+    return;
+  }
+  const Image decoded = decode_image(raw.encoded, name);
+  render(decoded, ImageSize{decoded.width, decoded.height});
+}
+
+}  // namespace
+
+BadSamples::BadSamples(std::string what, size_t dataset_size, double max_fraction)
+    : what_(std::move(what)), dataset_size_(dataset_size), max_fraction_(max_fraction) {}
+
+void BadSamples::record(size_t index, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!bad_.insert(index).second) return;
+  log::warn("{}: skipping unusable sample: {}", what_, reason);
+  if (bad_.size() <= kReasonsShown) first_reasons_ += fmt::format("\n  {}", reason);
+  const double fraction = static_cast<double>(bad_.size()) / static_cast<double>(dataset_size_);
+  if (fraction > max_fraction_)
+    throw Error(fmt::format("{}: {} of {} samples ({:.2f}%) could not be read, more than data.max_bad_fraction {}; "
+                            "fix or remove them, or raise the limit. First ones:{}",
+                            what_, bad_.size(), dataset_size_, 100 * fraction, max_fraction_, first_reasons_));
+}
+
+bool BadSamples::contains(size_t index) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bad_.count(index) > 0;
+}
+
+size_t BadSamples::count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bad_.size();
+}
+
+size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out) {
+  if (!bad) {
+    decode_and_transform(dataset, index, t, index, out);
+    return index;
+  }
+  const size_t n = dataset.size();
+  for (size_t step = 0; step < n; ++step) {
+    const size_t source = (index + step) % n;
+    if (bad->contains(source)) continue;
+    try {
+      decode_and_transform(dataset, source, t, index, out);
+      return source;
+    } catch (const Error& e) {
+      bad->record(source, e.what());
+    }
+  }
+  throw Error(fmt::format("no sample of {} could be read", dataset.describe(index)));
+}
+
+Image prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad) {
+  const int side = static_cast<int>(t.image_size);
+  Image image{std::vector<uint8_t>(static_cast<size_t>(side) * side * dataset.channels()), side, side, dataset.channels()};
+  prepare_sample(dataset, index, t, bad, image.pixels.data());
+  return image;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,263 @@
+// Shard reading (pread on one descriptor per shard: thread-safe, no seeking) and packing.
+#include "cvtrain/data/shard_dataset.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/data/image_decode.h"
+
+namespace cvtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[8] = {'C', 'V', 'T', 'S', 'H', 'R', 'D', '1'};
+constexpr size_t kFooterBytes = 24;
+constexpr size_t kIndexEntryBytes = 16;
+
+uint64_t get_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+void read_exactly(int fd, void* buffer, size_t size, uint64_t offset, const std::string& path) {
+  auto* p = static_cast<uint8_t*>(buffer);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (n <= 0) throw Error(fmt::format("{}: short read at byte {} ({})", path, offset, n < 0 ? std::strerror(errno) : "end of file"));
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+}
+
+std::string shard_name(size_t k) { return fmt::format("shard-{:05d}.cvts", k); }
+
+}  // namespace
+
+ShardDataset::ShardDataset(const std::string& dir, int64_t limit) : dir_(dir) {
+  std::ifstream names(fs::path(dir) / "classes.txt");
+  if (!names) throw Error(fmt::format("{}: no classes.txt (not a folder written by `cvtrain data pack`)", dir));
+  for (std::string line; std::getline(names, line);) classes_.push_back(line);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".cvts") shard_paths_.push_back(entry.path().string());
+  if (ec) throw Error(fmt::format("{}: cannot list ({})", dir, ec.message()));
+  std::sort(shard_paths_.begin(), shard_paths_.end());
+  if (shard_paths_.empty()) throw Error(fmt::format("{}: no shard-*.cvts files", dir));
+  for (uint32_t k = 0; k < shard_paths_.size(); ++k) read_index(k);
+  if (entries_.empty()) throw Error(fmt::format("{}: the shards hold no samples", dir));
+  if (limit > 0 && static_cast<size_t>(limit) < entries_.size()) {
+    // Every k-th sample, as ImageFolder does, so a limited run keeps every class.
+    std::vector<Entry> kept;
+    const double stride = static_cast<double>(entries_.size()) / static_cast<double>(limit);
+    for (int64_t i = 0; i < limit; ++i) kept.push_back(entries_[static_cast<size_t>(static_cast<double>(i) * stride)]);
+    entries_ = std::move(kept);
+  }
+}
+
+ShardDataset::~ShardDataset() {
+  for (int fd : fds_) ::close(fd);
+}
+
+void ShardDataset::read_index(uint32_t shard) {
+  const std::string& path = shard_paths_[shard];
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  fds_.push_back(fd);
+  const off_t file_size = ::lseek(fd, 0, SEEK_END);
+  if (file_size < static_cast<off_t>(kFooterBytes)) throw Error(fmt::format("{}: too short to be a shard", path));
+  uint8_t footer[kFooterBytes];
+  read_exactly(fd, footer, kFooterBytes, static_cast<uint64_t>(file_size) - kFooterBytes, path);
+  if (std::memcmp(footer + 16, kMagic, sizeof kMagic) != 0) throw Error(fmt::format("{}: not a cvtrain shard (bad magic)", path));
+  const uint64_t count = get_u64(footer), index_offset = get_u64(footer + 8);
+  const auto index_end = static_cast<uint64_t>(file_size) - kFooterBytes;
+  if (index_offset > index_end || (index_end - index_offset) / kIndexEntryBytes != count || (index_end - index_offset) % kIndexEntryBytes)
+    throw Error(fmt::format("{}: index of {} entries does not fit the file (truncated or overwritten?)", path, count));
+  std::vector<uint8_t> index(index_end - index_offset);
+  read_exactly(fd, index.data(), index.size(), index_offset, path);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint8_t* e = index.data() + i * kIndexEntryBytes;
+    Entry entry{shard, static_cast<uint32_t>(i), get_u64(e), get_u32(e + 8), get_u32(e + 12)};
+    if (entry.offset + entry.size > index_offset)
+      throw Error(fmt::format("{}: sample {} lies outside the data section", path, i));
+    if (entry.label >= classes_.size())
+      throw Error(fmt::format("{}: sample {} has label {} but classes.txt lists {} classes", path, i, entry.label, classes_.size()));
+    entries_.push_back(entry);
+  }
+}
+
+RawSample ShardDataset::read(size_t index) const {
+  const Entry& e = entries_[index];
+  RawSample sample;
+  sample.encoded.resize(e.size);
+  read_exactly(fds_[e.shard], sample.encoded.data(), e.size, e.offset, describe(index));
+  return sample;
+}
+
+std::string ShardDataset::describe(size_t index) const {
+  const Entry& e = entries_[index];
+  return fmt::format("{} #{}", shard_paths_[e.shard], e.position);
+}
+
+uint64_t ShardDataset::encoded_bytes() const {
+  uint64_t total = 0;
+  for (const Entry& e : entries_) total += e.size;
+  return total;
+}
+
+namespace {
+
+struct TjCompressorCloser {
+  void operator()(void* handle) const { tjDestroy(handle); }
+};
+
+std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {
+  thread_local std::unique_ptr<void, TjCompressorCloser> handle(tjInitCompress());
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  if (tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height, image.channels == 1 ? TJPF_GRAY : TJPF_RGB,
+                  &out, &size, image.channels == 1 ? TJSAMP_GRAY : TJSAMP_420, quality, TJFLAG_ACCURATEDCT) != 0)
+    throw Error(fmt::format("JPEG encoding failed ({})", tjGetErrorStr2(handle.get())));
+  std::vector<uint8_t> bytes(out, out + size);
+  tjFree(out);
+  return bytes;
+}
+
+Image shrink_shorter_side(const Image& image, int target) {
+  const int shorter = std::min(image.width, image.height);
+  if (target <= 0 || shorter <= target) return image;
+  const double scale = static_cast<double>(target) / shorter;
+  const int w = std::max(1, static_cast<int>(std::lround(image.width * scale)));
+  const int h = std::max(1, static_cast<int>(std::lround(image.height * scale)));
+  const cv::Mat src(image.height, image.width, CV_8UC(image.channels), const_cast<uint8_t*>(image.pixels.data()));
+  cv::Mat dst;
+  cv::resize(src, dst, cv::Size(w, h), 0, 0, cv::INTER_AREA);
+  return Image{std::vector<uint8_t>(dst.data, dst.data + dst.total() * dst.elemSize()), h, w, image.channels};
+}
+
+struct Packed {
+  std::vector<uint8_t> bytes;
+  bool reencoded = false;
+};
+
+// The bytes stored for one sample: the original JPEG when it needs no change, else a new JPEG.
+Packed pack_one(const Dataset& source, size_t index, const PackOptions& options) {
+  RawSample raw = source.read(index);
+  const std::string name = source.describe(index);
+  if (!raw.has_pixels()) {
+    const auto size = jpeg_size(raw.encoded, name);
+    const bool small_enough = size && (options.resize <= 0 || std::min(size->width, size->height) <= options.resize);
+    if (small_enough) {
+      decode_image(raw.encoded, name);  // a corrupt file is skipped now, not at training time
+      return Packed{std::move(raw.encoded), false};
+    }
+    raw.image = decode_image(raw.encoded, name);
+  }
+  return Packed{encode_jpeg(shrink_shorter_side(raw.image, static_cast<int>(options.resize)), static_cast<int>(options.quality)), true};
+}
+
+}  // namespace
+
+PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
+                       const PackOptions& options) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create ({})", dir, ec.message()));
+  // Only a previous pack's files (or a crashed pack's .tmp) may be replaced.
+  const auto is_pack_file = [](const fs::path& p) {
+    return p.extension() == ".cvts" || p.extension() == ".tmp" || p.filename() == "classes.txt";
+  };
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (!is_pack_file(entry.path()))
+      throw Error(fmt::format("{}: holds other files ({}); pack into an empty or shard-only folder", dir, entry.path().filename().string()));
+  for (const auto& entry : fs::directory_iterator(dir)) fs::remove(entry.path());
+
+  PackReport report;
+  const size_t n = source.size();
+  const auto shards = static_cast<size_t>(std::clamp<int64_t>(options.shards, 1, static_cast<int64_t>(std::max<size_t>(n, 1))));
+  const auto workers = static_cast<size_t>(std::max<int64_t>(1, options.workers));
+  const size_t block = 64 * workers;
+  for (size_t k = 0; k < shards; ++k) {
+    const size_t begin = k * n / shards, end = (k + 1) * n / shards;
+    const fs::path final_path = fs::path(dir) / shard_name(k);
+    const std::string temp_path = final_path.string() + ".tmp";
+    std::ofstream out(temp_path, std::ios::binary);
+    if (!out) throw Error(fmt::format("{}: cannot write", temp_path));
+    std::string index;
+    uint64_t offset = 0, count = 0;
+    for (size_t first = begin; first < end; first += block) {
+      const size_t last = std::min(end, first + block);
+      std::vector<std::optional<Packed>> packed(last - first);
+      std::vector<std::thread> threads;
+      for (size_t w = 0; w < workers; ++w)
+        threads.emplace_back([&, w] {
+          for (size_t i = first + w; i < last; i += workers) {
+            try {
+              packed[i - first] = pack_one(source, i, options);
+            } catch (const Error& e) {
+              log::warn("skipping unusable sample: {}", e.what());
+            }
+          }
+        });
+      for (auto& t : threads) t.join();
+      for (size_t i = first; i < last; ++i) {
+        if (!packed[i - first]) {
+          ++report.skipped;
+          continue;
+        }
+        const Packed& p = *packed[i - first];
+        out.write(reinterpret_cast<const char*>(p.bytes.data()), static_cast<std::streamsize>(p.bytes.size()));
+        put_u64(index, offset);
+        put_u32(index, static_cast<uint32_t>(p.bytes.size()));
+        put_u32(index, static_cast<uint32_t>(source.label(i)));
+        offset += p.bytes.size();
+        ++count;
+        report.reencoded += p.reencoded ? 1 : 0;
+      }
+    }
+    std::string footer;
+    put_u64(footer, count);
+    put_u64(footer, offset);
+    footer.append(kMagic, sizeof kMagic);
+    out.write(index.data(), static_cast<std::streamsize>(index.size()));
+    out.write(footer.data(), static_cast<std::streamsize>(footer.size()));
+    out.close();
+    if (!out) throw Error(fmt::format("{}: write failed (disk full?)", temp_path));
+    fs::rename(temp_path, final_path);
+    report.written += count;
+    report.bytes += offset + index.size() + footer.size();
+  }
+  std::ofstream names(fs::path(dir) / "classes.txt");
+  for (const auto& name : class_names) names << name << "\n";
+  if (!names) throw Error(fmt::format("{}/classes.txt: write failed", dir));
+  return report;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,69 @@
+// Packed shards: a dataset as a few large files of encoded images, so a job opens N files instead
+// of millions. Layout of DIR: classes.txt (one class name per line, line i = label i) and
+// shard-00000.cvts, shard-00001.cvts, ...; each shard is the images' bytes back to back, then an
+// index of (offset u64, size u32, label u32) per image, then a 24-byte footer: count u64,
+// index offset u64, magic "CVTSHRD1" (all little-endian). Written by `cvtrain data pack`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cvtrain/data/dataset.h"
+
+namespace cvtrain {
+
+class ShardDataset : public Dataset {
+ public:
+  // Reads every shard's index; throws Error naming the shard for a malformed one.
+  ShardDataset(const std::string& dir, int64_t limit);
+  ~ShardDataset() override;
+  ShardDataset(const ShardDataset&) = delete;
+  ShardDataset& operator=(const ShardDataset&) = delete;
+  size_t size() const override { return entries_.size(); }
+  int64_t label(size_t index) const override { return entries_[index].label; }
+  int64_t num_classes() const override { return static_cast<int64_t>(classes_.size()); }
+  int channels() const override { return 3; }
+  RawSample read(size_t index) const override;
+  std::string describe(size_t index) const override;
+  std::vector<std::string> class_names() const override { return classes_; }
+  const std::vector<std::string>& shard_files() const { return shard_paths_; }
+  uint64_t encoded_bytes() const;
+
+ private:
+  struct Entry {
+    uint32_t shard;
+    uint32_t position;  // within its shard
+    uint64_t offset;
+    uint32_t size;
+    uint32_t label;
+  };
+  void read_index(uint32_t shard);
+
+  std::string dir_;
+  std::vector<std::string> classes_;
+  std::vector<std::string> shard_paths_;
+  std::vector<int> fds_;
+  std::vector<Entry> entries_;
+};
+
+struct PackOptions {
+  int64_t shards = 1;
+  int64_t resize = 0;     // > 0: shorter side reduced to this many pixels (never enlarged)
+  int64_t quality = 90;   // JPEG quality for re-encoded images
+  int64_t workers = 2;    // decode/encode threads
+};
+
+struct PackReport {
+  size_t written = 0;
+  size_t skipped = 0;     // unreadable source samples, each named in a warning
+  size_t reencoded = 0;   // not JPEG, or resized
+  uint64_t bytes = 0;
+};
+
+// Packs `source` (its classes given by `class_names`) into DIR, samples in source order. JPEGs
+// that need no resize are stored byte for byte. Refuses a DIR that holds anything but shards.
+PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
+                       const PackOptions& options);
+
+}  // namespace cvtrain

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""torchvision's side of scripts/bench_data.sh: ImageFolder + PIL + DataLoader doing what
+`cvtrain data bench` does (decode, RandomResizedCrop, horizontal flip, uint8 batch).
+
+PILToTensor keeps the batch uint8 as cvtrain's loader does (normalisation happens on the device
+in both), so neither side pays for float conversion on the CPU.
+  torchvision_pipeline.py ROOT --workers N [--batch 256] [--image-size 224] [--batches 20]
+Prints one JSON object like `cvtrain data bench --json`.
+"""
+import argparse
+import json
+import time
+
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root")
+    ap.add_argument("--workers", type=int, required=True)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--image-size", type=int, default=224)
+    ap.add_argument("--batches", type=int, default=20)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    transform = transforms.Compose([
+        transforms.RandomResizedCrop(args.image_size, scale=(0.08, 1.0)),
+        transforms.RandomHorizontalFlip(),
+        transforms.PILToTensor(),
+    ])
+    data = datasets.ImageFolder(args.root, transform=transform)
+    loader = DataLoader(data, batch_size=args.batch, shuffle=True, drop_last=True, num_workers=args.workers,
+                        prefetch_factor=4, persistent_workers=True)
+    images, done, start = 0, 0, None
+    while done <= args.batches:
+        for batch, _ in loader:
+            if done == 0:
+                start = time.perf_counter()  # the first batch pays for worker start-up
+            else:
+                images += batch.shape[0]
+            done += 1
+            if done > args.batches:
+                break
+    seconds = time.perf_counter() - start
+    print(json.dumps({"images_per_s": images / seconds, "images": images, "seconds": seconds, "workers": args.workers}))
+
+
+if __name__ == "__main__":
+    main()

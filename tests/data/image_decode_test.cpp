@@ -1,0 +1,126 @@
+// Decoding: DCT-scaled JPEG, grayscale/CMYK JPEG, PNG with alpha or 16 bits, broken files; the
+// per-sample pipeline's scaled decode matches the full-size one.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/recipe/recipe.h"
+#include "image_files.h"
+
+using namespace cvtrain;
+using cvtrain::testing::encode_jpeg;
+using cvtrain::testing::encode_jpeg_pixels;
+using cvtrain::testing::encode_png;
+using cvtrain::testing::TempDir;
+using cvtrain::testing::write_bytes;
+
+namespace {
+
+// A smooth RGB picture (so JPEG keeps it well and scaled decodes can be compared).
+std::vector<uint8_t> smooth_rgb(int w, int h) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
+      p[0] = static_cast<uint8_t>(255.0 * x / w);
+      p[1] = static_cast<uint8_t>(255.0 * y / h);
+      p[2] = static_cast<uint8_t>(128 + 100 * std::sin(x / 40.0) * std::cos(y / 30.0));
+    }
+  return rgb;
+}
+
+double mean_abs_difference(const Image& a, const Image& b) {
+  REQUIRE(a.pixels.size() == b.pixels.size());
+  double sum = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) sum += std::abs(int{a.pixels[i]} - int{b.pixels[i]});
+  return sum / static_cast<double>(a.pixels.size());
+}
+
+}  // namespace
+
+TEST_CASE("JPEG decodes at DCT scales, and the scale chosen still covers the crop", "[data]") {
+  const auto jpeg = encode_jpeg_pixels(smooth_rgb(800, 600), 800, 600, TJPF_RGB);
+  REQUIRE(jpeg_size(jpeg, "x.jpg").has_value());
+  CHECK(jpeg_size(jpeg, "x.jpg")->width == 800);
+  const Image half = decode_image(jpeg, "x.jpg", JpegScale{1, 2});
+  CHECK(half.width == 400);
+  CHECK(half.height == 300);
+  const Image eighth = decode_image(jpeg, "x.jpg", JpegScale{1, 8});
+  CHECK(eighth.width == 100);
+  // A 600x600 crop to 224: 3/8 gives 225 >= 224 (1/4 would give 150).
+  const JpegScale s = jpeg_scale_covering({800, 600}, {600, 600}, {224, 224});
+  CHECK(s.num * 8 == 3 * s.den);
+  // A crop already smaller than the output is decoded at full size.
+  const JpegScale full = jpeg_scale_covering({800, 600}, {200, 150}, {224, 224});
+  CHECK(full.num == full.den);
+  CHECK_FALSE(jpeg_size({0x89, 'P', 'N', 'G'}, "x.png").has_value());
+}
+
+TEST_CASE("the scaled decode path gives what full-size decoding gives", "[data]") {
+  TempDir dir;
+  write_bytes(dir, "root/a/big.jpg", encode_jpeg_pixels(smooth_rgb(1000, 750), 1000, 750, TJPF_RGB, 98));
+  const ImageFolderDataset set(dir.file("root"), 0);
+  AugmentSpec augment;
+  augment.random_resized_crop = {0.5, 1.0};
+  augment.hflip = true;
+  for (size_t key : {0, 1, 2, 3}) {
+    const SampleTransform t{&augment, 112, 9, static_cast<int64_t>(key)};
+    const Image fast = prepare_sample(set, 0, t);  // decoded at 1/4 to 1/2 scale
+    const Image reference = transform_sample(set.load(0), t, 0);
+    CHECK(fast.width == 112);
+    CHECK(mean_abs_difference(fast, reference) < 3.0);
+  }
+}
+
+TEST_CASE("grayscale and CMYK JPEGs decode to RGB", "[data]") {
+  const std::vector<uint8_t> gray(16 * 16, 90);
+  const Image g = decode_image(encode_jpeg_pixels(gray, 16, 16, TJPF_GRAY), "gray.jpg");
+  CHECK(g.channels == 3);
+  CHECK(std::abs(int{g.pixels[0]} - 90) <= 2);
+  CHECK(g.pixels[0] == g.pixels[1]);
+  CHECK(g.pixels[1] == g.pixels[2]);
+  // Inverted CMYK as Photoshop writes it: stored (C, M, Y, K) = (255, 128, 0, 255) is red 255,
+  // green 128, blue 0.
+  std::vector<uint8_t> cmyk;
+  for (int i = 0; i < 16 * 16; ++i) cmyk.insert(cmyk.end(), {255, 128, 0, 255});
+  const Image c = decode_image(encode_jpeg_pixels(cmyk, 16, 16, TJPF_CMYK), "cmyk.jpg");
+  CHECK(c.channels == 3);
+  CHECK(std::abs(int{c.pixels[0]} - 255) <= 4);
+  CHECK(std::abs(int{c.pixels[1]} - 128) <= 4);
+  CHECK(std::abs(int{c.pixels[2]} - 0) <= 4);
+}
+
+#ifdef CVTRAIN_WITH_IMGCODECS
+TEST_CASE("PNGs with alpha, 16 bits or one channel decode to 8-bit RGB", "[data]") {
+  std::vector<uint8_t> rgba;
+  for (int i = 0; i < 4 * 3; ++i) rgba.insert(rgba.end(), {200, 100, 50, 7});
+  const Image a = decode_image(encode_png(rgba, 4, 3, 6, 8), "alpha.png");
+  CHECK(a.channels == 3);
+  CHECK(a.width == 4);
+  CHECK(a.pixels == std::vector<uint8_t>{200, 100, 50, 200, 100, 50, 200, 100, 50, 200, 100, 50,
+                                         200, 100, 50, 200, 100, 50, 200, 100, 50, 200, 100, 50,
+                                         200, 100, 50, 200, 100, 50, 200, 100, 50, 200, 100, 50});
+  std::vector<uint8_t> deep;  // 16-bit big-endian: 0xC800 -> 200
+  for (int i = 0; i < 2 * 2 * 3; ++i) deep.insert(deep.end(), {0xC8, 0x00});
+  const Image d = decode_image(encode_png(deep, 2, 2, 2, 16), "deep.png");
+  CHECK(d.channels == 3);
+  CHECK(d.pixels[0] == 200);
+  const Image gray = decode_image(encode_png(std::vector<uint8_t>(9, 33), 3, 3, 0, 8), "gray.png");
+  CHECK(gray.channels == 3);
+  CHECK(gray.pixels[4] == 33);
+}
+#endif
+
+TEST_CASE("empty, truncated and non-image bytes are errors naming the file", "[data]") {
+  const auto jpeg = encode_jpeg(64, 64, 100);
+  CHECK_THROWS_WITH(decode_image({}, "zero.jpg"), Catch::Contains("zero.jpg") && Catch::Contains("empty"));
+  const std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 2));
+  CHECK_THROWS_WITH(decode_image(cut, "cut.jpg"), Catch::Contains("cut.jpg"));
+  const std::vector<uint8_t> header_only(jpeg.begin(), jpeg.begin() + 12);
+  CHECK_THROWS_WITH(decode_image(header_only, "stub.jpg"), Catch::Contains("stub.jpg"));
+  CHECK_THROWS_WITH(decode_image({'h', 'e', 'l', 'l', 'o'}, "notes.png"), Catch::Contains("notes.png"));
+}

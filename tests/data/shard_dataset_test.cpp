@@ -1,0 +1,105 @@
+// Packed shards: byte-exact round trip of an ImageFolder, same samples in the same order,
+// re-encoding on resize, bad sources skipped, malformed shards named.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/recipe/recipe.h"
+#include "image_files.h"
+
+using namespace cvtrain;
+using cvtrain::testing::encode_jpeg;
+using cvtrain::testing::TempDir;
+using cvtrain::testing::write_bytes;
+
+namespace {
+
+void make_folder(const TempDir& dir, int per_class) {
+  for (int i = 0; i < per_class; ++i) {
+    write_bytes(dir, "src/ant/" + std::to_string(i) + ".jpg", encode_jpeg(60 + i, 40, static_cast<uint8_t>(10 * i)));
+    write_bytes(dir, "src/bee/" + std::to_string(i) + ".jpg", encode_jpeg(50, 70 + i, 200, static_cast<uint8_t>(5 * i)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("packing an ImageFolder keeps every sample, byte for byte, in order", "[data]") {
+  TempDir dir;
+  make_folder(dir, 7);
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  PackOptions options;
+  options.shards = 3;
+  const PackReport report = pack_shards(folder, folder.class_names(), dir.file("packed"), options);
+  CHECK(report.written == 14);
+  CHECK(report.skipped == 0);
+  CHECK(report.reencoded == 0);
+  const ShardDataset shards(dir.file("packed"), 0);
+  REQUIRE(shards.size() == 14);
+  CHECK(shards.shard_files().size() == 3);
+  CHECK(shards.class_names() == std::vector<std::string>{"ant", "bee"});
+  for (size_t i = 0; i < 14; ++i) {
+    CHECK(shards.label(i) == folder.label(i));
+    CHECK(shards.read(i).encoded == folder.read(i).encoded);
+  }
+  CHECK_THAT(shards.describe(13), Catch::Contains("shard-00002.cvts #"));
+  // Same bytes, so the training pipeline makes the same images from both.
+  AugmentSpec augment;
+  augment.random_resized_crop = {0.3, 1.0};
+  augment.hflip = true;
+  const SampleTransform t{&augment, 32, 1, 0};
+  CHECK(prepare_sample(shards, 5, t).pixels == prepare_sample(folder, 5, t).pixels);
+}
+
+TEST_CASE("packing with --resize re-encodes large images and skips unusable ones", "[data]") {
+  TempDir dir;
+  make_folder(dir, 2);
+  write_bytes(dir, "src/bee/broken.jpg", {0xFF, 0xD8, 0xFF, 0x00, 0x01});
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  PackOptions options;
+  options.resize = 30;
+  const PackReport report = pack_shards(folder, folder.class_names(), dir.file("packed"), options);
+  CHECK(report.written == 4);
+  CHECK(report.skipped == 1);
+  CHECK(report.reencoded == 4);
+  const ShardDataset shards(dir.file("packed"), 0);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const Image image = shards.load(i);
+    CHECK(std::min(image.width, image.height) == 30);
+  }
+  // Packing again replaces the shards; a folder with other files is refused.
+  CHECK_NOTHROW(pack_shards(folder, folder.class_names(), dir.file("packed"), options));
+  dir.write("packed/notes.txt", "mine");
+  CHECK_THROWS_WITH(pack_shards(folder, folder.class_names(), dir.file("packed"), options), Catch::Contains("notes.txt"));
+}
+
+TEST_CASE("malformed shards are errors naming the shard", "[data]") {
+  TempDir dir;
+  make_folder(dir, 3);
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  pack_shards(folder, folder.class_names(), dir.file("packed"), PackOptions{});
+  const std::string shard = dir.file("packed/shard-00000.cvts");
+  SECTION("truncated") {
+    std::filesystem::resize_file(shard, std::filesystem::file_size(shard) - 5);
+    CHECK_THROWS_WITH(ShardDataset(dir.file("packed"), 0), Catch::Contains("shard-00000.cvts") && Catch::Contains("magic"));
+  }
+  SECTION("an index that points past the data") {
+    std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-24, std::ios::end);
+    const char count[8] = {100, 0, 0, 0, 0, 0, 0, 0};
+    f.write(count, 8);
+    f.close();
+    CHECK_THROWS_WITH(ShardDataset(dir.file("packed"), 0), Catch::Contains("shard-00000.cvts") && Catch::Contains("index"));
+  }
+  SECTION("labels beyond classes.txt") {
+    dir.write("packed/classes.txt", "ant\n");
+    CHECK_THROWS_WITH(ShardDataset(dir.file("packed"), 0), Catch::Contains("label 1"));
+  }
+  SECTION("not a shards folder") {
+    CHECK_THROWS_WITH(ShardDataset(dir.file("src"), 0), Catch::Contains("classes.txt"));
+  }
+}
