@@ -39,8 +39,12 @@ find_package(Threads REQUIRED)
 
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
 
+# libjpeg-turbo twice: its libjpeg API decodes (DCT scaling plus cropped and skipped scanlines,
+# which TurboJPEG 2.1 cannot do), TurboJPEG encodes (shard packing, tests).
 find_path(TURBOJPEG_INCLUDE_DIR turbojpeg.h REQUIRED)
 find_library(TURBOJPEG_LIBRARY turbojpeg REQUIRED)
+find_path(JPEG_INCLUDE_DIR jpeglib.h REQUIRED)
+find_library(JPEG_LIBRARY jpeg REQUIRED)
 
 # Debian's OpenCV -dev packages for single modules ship no CMake config; find the modules directly.
 find_path(OPENCV_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)

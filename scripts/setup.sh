@@ -12,7 +12,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 TORCH_VERSION=2.11.0
 TORCHVISION_VERSION=0.26.0  # the release built against TORCH_VERSION; used by benchmarks and reference tests
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
-  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libgloo-dev dataset-fashion-mnist)
+  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libgloo-dev dataset-fashion-mnist)
 PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" numpy pyyaml pillow==13.0.0 scikit-image==0.26.0)
 
 SUDO=""

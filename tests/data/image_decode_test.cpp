@@ -60,6 +60,37 @@ TEST_CASE("JPEG decodes at DCT scales, and the scale chosen still covers the cro
   CHECK_FALSE(jpeg_size({0x89, 'P', 'N', 'G'}, "x.png").has_value());
 }
 
+TEST_CASE("a window decode has exactly the pixels of a full decode at the same scale", "[data]") {
+  const auto jpeg = encode_jpeg_pixels(smooth_rgb(640, 480), 640, 480, TJPF_RGB);
+  for (const JpegScale scale : {JpegScale{1, 1}, JpegScale{1, 2}, JpegScale{3, 8}}) {
+    const Image full = decode_image(jpeg, "x.jpg", scale);
+    const ImageWindow window = decode_jpeg_window(jpeg, "x.jpg", scale, PixelRect{170, 95, 300, 210});
+    CHECK(window.full.width == full.width);
+    CHECK(window.full.height == full.height);
+    // The window covers the region (scaled) and is no taller than it needs to be.
+    const double f = static_cast<double>(full.width) / 640;
+    CHECK(window.x <= 170 * f);
+    CHECK(window.y <= 95 * f);
+    CHECK(window.x + window.image.width >= (170 + 300) * f);
+    CHECK(window.y + window.image.height >= (95 + 210) * f);
+    CHECK(window.image.height <= 210 * f + 3);
+    bool same = true;
+    for (int y = 0; y < window.image.height; ++y)
+      for (int x = 0; x < window.image.width * 3; ++x)
+        same = same && window.image.pixels[static_cast<size_t>(y) * window.image.width * 3 + x] ==
+                           full.pixels[static_cast<size_t>(y + window.y) * full.width * 3 + window.x * 3 + x];
+    CHECK(same);
+  }
+}
+
+TEST_CASE("a truncated JPEG fails when the crop needs the missing rows, and only then", "[data]") {
+  const auto jpeg = encode_jpeg_pixels(smooth_rgb(256, 256), 256, 256, TJPF_RGB);
+  const std::vector<uint8_t> half(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() * 6 / 10));
+  CHECK_THROWS_WITH(decode_image(half, "half.jpg"), Catch::Contains("half.jpg") && Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(decode_jpeg_window(half, "half.jpg", {}, PixelRect{0, 200, 64, 50}), Catch::Contains("truncated"));
+  CHECK_NOTHROW(decode_jpeg_window(half, "half.jpg", {}, PixelRect{0, 0, 64, 40}));
+}
+
 TEST_CASE("the scaled decode path gives what full-size decoding gives", "[data]") {
   TempDir dir;
   write_bytes(dir, "root/a/big.jpg", encode_jpeg_pixels(smooth_rgb(1000, 750), 1000, 750, TJPF_RGB, 98));

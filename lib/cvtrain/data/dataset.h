@@ -24,6 +24,20 @@ struct ImageSize {
   int height = 0;
 };
 
+// A rectangle of pixels.
+struct PixelRect {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// Part of a picture decoded at some scale: `image` holds the pixels of the `full`-size (scaled)
+// picture from column x, row y on. A whole decoded image is the window at (0, 0).
+struct ImageWindow {
+  Image image;
+  ImageSize full;
+  int x = 0;
+  int y = 0;
+};
+
 // One sample as the dataset holds it: encoded bytes (JPEG, PNG, ...; possibly none, for an
 // empty file) or the pixels themselves.
 struct RawSample {

@@ -1,12 +1,18 @@
-// TurboJPEG for JPEG (one handle per thread), OpenCV imgcodecs for the rest when built with it.
+// JPEG through libjpeg's API (scaled, cropped, skipped scanlines); OpenCV imgcodecs for the rest
+// when built with it. libjpeg reports errors by longjmp: the setjmp frame holds no C++ objects.
 #include "cvtrain/data/image_decode.h"
 
 #include <fmt/format.h>
-#include <turbojpeg.h>
 
 #include <algorithm>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
 #include <cstring>
-#include <memory>
+
+// jpeglib.h needs FILE and size_t declared first.
+#include <jerror.h>
+#include <jpeglib.h>
 
 #include "cvtrain/core/error.h"
 
@@ -18,62 +24,118 @@
 namespace cvtrain {
 namespace {
 
-// Chroma upsampled by replication instead of "fancy" interpolation: visibly the same for
-// training crops that are shrunk afterwards, and a good part of the decode time saved.
-constexpr int kDecodeFlags = TJFLAG_FASTUPSAMPLE;
-
 bool is_jpeg(const std::vector<uint8_t>& bytes) { return bytes.size() > 3 && bytes[0] == 0xFF && bytes[1] == 0xD8; }
-
-struct TjCloser {
-  void operator()(void* handle) const { tjDestroy(handle); }
-};
-
-// TurboJPEG handles are not thread-safe but cheap to keep: one per decode thread.
-void* decompressor() {
-  thread_local std::unique_ptr<void, TjCloser> handle(tjInitDecompress());
-  return handle.get();
-}
-
-struct JpegHeader {
-  int width = 0, height = 0, colorspace = 0;
-};
-
-JpegHeader read_header(const std::vector<uint8_t>& bytes, const std::string& name) {
-  JpegHeader h;
-  int subsampling = 0;
-  if (tjDecompressHeader3(decompressor(), bytes.data(), bytes.size(), &h.width, &h.height, &subsampling, &h.colorspace) != 0)
-    throw Error(fmt::format("{}: not a readable JPEG ({})", name, tjGetErrorStr2(decompressor())));
-  return h;
-}
 
 int scaled(int dim, JpegScale s) { return (dim * s.num + s.den - 1) / s.den; }
 
-// CMYK JPEGs (Photoshop writes them inverted, as nearly all in the wild are): R = C*K/255 etc.
-Image cmyk_to_rgb(const std::vector<uint8_t>& cmyk, int width, int height) {
-  Image image{std::vector<uint8_t>(static_cast<size_t>(width) * height * 3), height, width, 3};
-  for (size_t p = 0, n = static_cast<size_t>(width) * height; p < n; ++p) {
-    const unsigned k = cmyk[p * 4 + 3];
-    for (int c = 0; c < 3; ++c) image.pixels[p * 3 + c] = static_cast<uint8_t>(cmyk[p * 4 + c] * k / 255);
-  }
-  return image;
+struct ErrorManager {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  bool truncated;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void jump_on_error(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
 }
 
-Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale) {
-  const JpegHeader h = read_header(bytes, name);
-  const int width = scaled(h.width, scale), height = scaled(h.height, scale);
-  const bool cmyk = h.colorspace == TJCS_CMYK || h.colorspace == TJCS_YCCK;
-  std::vector<uint8_t> pixels(static_cast<size_t>(width) * height * (cmyk ? 4 : 3));
-  const int status = tjDecompress2(decompressor(), bytes.data(), bytes.size(), pixels.data(), width, 0, height,
-                                   cmyk ? TJPF_CMYK : TJPF_RGB, kDecodeFlags);
-  if (status != 0) {
-    const std::string why = tjGetErrorStr2(decompressor());
-    // Warnings (stray bytes, odd markers) still give a full image, as PIL accepts them; a file
-    // that ends early leaves grey rows and is treated as corrupt, as PIL does.
-    if (tjGetErrorCode(decompressor()) == TJERR_FATAL || why.find("Premature end") != std::string::npos)
-      throw Error(fmt::format("{}: corrupt or truncated JPEG ({})", name, why));
+// Warnings (stray bytes, odd markers) still give a full image, as PIL accepts them; data that
+// ends early leaves grey rows, which PIL and cvtrain treat as corrupt.
+void note_warning(j_common_ptr cinfo, int level) {
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) reinterpret_cast<ErrorManager*>(cinfo->err)->truncated = true;
+}
+
+struct JpegJob {
+  const std::vector<uint8_t>* bytes = nullptr;
+  JpegScale scale;
+  PixelRect region;          // full-size coordinates; width 0: the whole image
+  bool header_only = false;
+  ImageSize source;          // out: the size in the header
+  bool cmyk = false;         // out: window.image holds 4-channel (inverted) CMYK
+  ImageWindow window;        // out
+};
+
+// The rows [y0, y1) and columns [x0, x1) of the scaled image that cover the region.
+PixelRect scaled_bounds(const JpegJob& job, ImageSize full) {
+  if (job.region.width <= 0) return PixelRect{0, 0, full.width, full.height};
+  const double fx = static_cast<double>(full.width) / job.source.width, fy = static_cast<double>(full.height) / job.source.height;
+  const int x0 = std::clamp(static_cast<int>(std::floor(job.region.x * fx)), 0, full.width - 1);
+  const int y0 = std::clamp(static_cast<int>(std::floor(job.region.y * fy)), 0, full.height - 1);
+  const int x1 = std::clamp(static_cast<int>(std::ceil((job.region.x + job.region.width) * fx)) + 1, x0 + 1, full.width);
+  const int y1 = std::clamp(static_cast<int>(std::ceil((job.region.y + job.region.height) * fy)) + 1, y0 + 1, full.height);
+  return PixelRect{x0, y0, x1 - x0, y1 - y0};
+}
+
+// Runs libjpeg; false (with err.message set) when it reported an error.
+bool run_libjpeg(JpegJob& job, ErrorManager& err) {
+  jpeg_decompress_struct cinfo;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = jump_on_error;
+  err.pub.emit_message = note_warning;
+  err.truncated = false;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return false;
   }
-  if (cmyk) return cmyk_to_rgb(pixels, width, height);
-  return Image{std::move(pixels), height, width, 3};
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, job.bytes->data(), static_cast<unsigned long>(job.bytes->size()));
+  jpeg_read_header(&cinfo, TRUE);
+  job.source = ImageSize{static_cast<int>(cinfo.image_width), static_cast<int>(cinfo.image_height)};
+  if (job.header_only) {
+    jpeg_destroy_decompress(&cinfo);
+    return true;
+  }
+  job.cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  cinfo.out_color_space = job.cmyk ? JCS_CMYK : JCS_RGB;
+  cinfo.scale_num = static_cast<unsigned>(job.scale.num);
+  cinfo.scale_denom = static_cast<unsigned>(job.scale.den);
+  // Chroma upsampled by replication instead of "fancy" interpolation: the same for crops that are
+  // shrunk afterwards, a good part of the decode time saved, and rows decode independently.
+  cinfo.do_fancy_upsampling = FALSE;
+  cinfo.dct_method = JDCT_ISLOW;
+  jpeg_start_decompress(&cinfo);
+  const ImageSize full{static_cast<int>(cinfo.output_width), static_cast<int>(cinfo.output_height)};
+  const PixelRect want = scaled_bounds(job, full);
+  JDIMENSION x = static_cast<JDIMENSION>(want.x), width = static_cast<JDIMENSION>(want.width);
+  if (width < cinfo.output_width) jpeg_crop_scanline(&cinfo, &x, &width);  // widened to whole blocks
+  if (want.y > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(want.y));
+  const int channels = cinfo.output_components;
+  Image& image = job.window.image;
+  image.width = static_cast<int>(cinfo.output_width);
+  image.height = want.height;
+  image.channels = channels;
+  image.pixels.resize(static_cast<size_t>(image.width) * image.height * channels);
+  const auto last_row = static_cast<JDIMENSION>(want.y + want.height);
+  while (cinfo.output_scanline < last_row) {
+    JSAMPROW row = image.pixels.data() + static_cast<size_t>(cinfo.output_scanline - want.y) * image.width * channels;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  job.window.full = full;
+  job.window.x = static_cast<int>(x);
+  job.window.y = want.y;
+  jpeg_destroy_decompress(&cinfo);  // rows below the region are never decoded
+  return true;
+}
+
+// CMYK JPEGs (Photoshop writes them inverted, as nearly all in the wild are): R = C*K/255 etc.
+void cmyk_to_rgb(Image& image) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(image.width) * image.height * 3);
+  for (size_t p = 0, n = static_cast<size_t>(image.width) * image.height; p < n; ++p) {
+    const unsigned k = image.pixels[p * 4 + 3];
+    for (int c = 0; c < 3; ++c) rgb[p * 3 + c] = static_cast<uint8_t>(image.pixels[p * 4 + c] * k / 255);
+  }
+  image.pixels = std::move(rgb);
+  image.channels = 3;
+}
+
+JpegJob run_or_throw(JpegJob job, const std::string& name) {
+  ErrorManager err;
+  if (!run_libjpeg(job, err)) throw Error(fmt::format("{}: corrupt JPEG ({})", name, err.message));
+  if (err.truncated) throw Error(fmt::format("{}: truncated JPEG (the data ends before the image does)", name));
+  if (job.cmyk) cmyk_to_rgb(job.window.image);
+  return job;
 }
 
 #ifdef CVTRAIN_WITH_IMGCODECS
@@ -92,15 +154,16 @@ Image decode_with_opencv(const std::vector<uint8_t>& bytes, const std::string& n
 
 std::optional<ImageSize> jpeg_size(const std::vector<uint8_t>& bytes, const std::string& name) {
   if (!is_jpeg(bytes)) return std::nullopt;
-  const JpegHeader h = read_header(bytes, name);
-  return ImageSize{h.width, h.height};
+  JpegJob job;
+  job.bytes = &bytes;
+  job.header_only = true;
+  return run_or_throw(std::move(job), name).source;
 }
 
 JpegScale jpeg_scale_covering(ImageSize full, ImageSize crop, ImageSize out) {
   // libjpeg-turbo's DCT scaling factors up to 1, smallest first.
   static constexpr JpegScale kFactors[] = {{1, 8}, {1, 4}, {3, 8}, {1, 2}, {5, 8}, {3, 4}, {7, 8}};
   for (const JpegScale s : kFactors) {
-    // The crop after scaling, rounded down as a pixel rectangle would be.
     const double fx = static_cast<double>(scaled(full.width, s)) / full.width;
     const double fy = static_cast<double>(scaled(full.height, s)) / full.height;
     if (crop.width * fx >= out.width && crop.height * fy >= out.height) return s;
@@ -108,9 +171,18 @@ JpegScale jpeg_scale_covering(ImageSize full, ImageSize crop, ImageSize out) {
   return JpegScale{};
 }
 
+ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, PixelRect region) {
+  if (!is_jpeg(bytes)) throw Error(fmt::format("{}: not a JPEG", name));
+  JpegJob job;
+  job.bytes = &bytes;
+  job.scale = scale;
+  job.region = region;
+  return run_or_throw(std::move(job), name).window;
+}
+
 Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale) {
   if (bytes.empty()) throw Error(fmt::format("{}: empty file", name));
-  if (is_jpeg(bytes)) return decode_jpeg(bytes, name, scale);
+  if (is_jpeg(bytes)) return decode_jpeg_window(bytes, name, scale, PixelRect{}).image;
 #ifdef CVTRAIN_WITH_IMGCODECS
   return decode_with_opencv(bytes, name);
 #else

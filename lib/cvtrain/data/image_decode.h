@@ -1,5 +1,6 @@
-// Encoded image -> 8-bit RGB: JPEG through libjpeg-turbo (with DCT-domain downscaling, so a crop
-// that ends up at 224 pixels is never decoded at full size), other formats through OpenCV.
+// Encoded image -> 8-bit RGB: JPEG through libjpeg-turbo with DCT-domain downscaling and only the
+// rows and columns a crop needs (a 224-pixel crop never pays for a full-size decode), other
+// formats through OpenCV.
 #pragma once
 
 #include <optional>
@@ -24,9 +25,16 @@ std::optional<ImageSize> jpeg_size(const std::vector<uint8_t>& bytes, const std:
 // in both directions (so the final resize only ever shrinks or keeps).
 JpegScale jpeg_scale_covering(ImageSize full, ImageSize crop, ImageSize out);
 
-// Decodes to RGB (grayscale and CMYK JPEGs converted; alpha dropped; 16-bit reduced to 8). JPEGs
-// are decoded at `scale`; other formats always at full size. Throws Error naming `name` for empty,
-// truncated, corrupt or unsupported data.
+// Decodes the part of a JPEG that covers `region` (full-size coordinates) at `scale`: rows above
+// it are skipped without colour conversion, rows below it not decoded at all, columns outside
+// it (rounded to whole blocks) not transformed. The pixels equal those of a full decode at the
+// same scale. A file that ends before the last row needed is an error; damage below the region
+// goes unnoticed, so whether a truncated file is usable depends only on (file, region).
+ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, PixelRect region);
+
+// Decodes a whole image to RGB (grayscale and CMYK JPEGs converted; alpha dropped; 16-bit reduced
+// to 8). JPEGs are decoded at `scale`; other formats always at full size. Throws Error naming
+// `name` for empty, truncated, corrupt or unsupported data.
 Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale = {});
 
 }  // namespace cvtrain

@@ -13,23 +13,27 @@ namespace {
 constexpr size_t kReasonsShown = 3;
 
 void decode_and_transform(const Dataset& dataset, size_t source, const SampleTransform& t, size_t key, uint8_t* out) {
-  const RawSample raw = dataset.read(source);
-  const auto render = [&](const Image& decoded, ImageSize full) {
-    if (decoded.channels != dataset.channels())
-      throw Error(fmt::format("{}: has {} channel(s), the dataset {}", dataset.describe(source), decoded.channels, dataset.channels()));
-    render_sample(decoded, full, plan_sample(full, t, key), t, out);
-  };
-  if (raw.has_pixels()) return render(raw.image, ImageSize{raw.image.width, raw.image.height});
+  RawSample raw = dataset.read(source);
   const std::string name = dataset.describe(source);
-  if (const auto size = jpeg_size(raw.encoded, name)) {
-    const CropPlan plan = plan_sample(*size, t, key);
+  ImageWindow window;
+  ImageSize size;
+  CropPlan plan;
+  if (const auto jpeg = raw.has_pixels() ? std::nullopt : jpeg_size(raw.encoded, name)) {
+    // JPEG: plan on the header's size, then decode only what the plan needs, as small as it allows.
+    size = *jpeg;
+    plan = plan_sample(size, t, key);
     const int side = static_cast<int>(t.image_size);
-    const JpegScale scale = jpeg_scale_covering(*size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
-    render_sample(decode_image(raw.encoded, name, scale), *size, plan, t, out);
-    return;
+    const JpegScale scale = jpeg_scale_covering(size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
+    window = decode_jpeg_window(raw.encoded, name, scale, PixelRect{plan.x, plan.y, plan.width, plan.height});
+  } else {
+    Image image = raw.has_pixels() ? std::move(raw.image) : decode_image(raw.encoded, name);
+    size = ImageSize{image.width, image.height};
+    plan = plan_sample(size, t, key);
+    window = ImageWindow{std::move(image), size, 0, 0};
   }
-  const Image decoded = decode_image(raw.encoded, name);
-  render(decoded, ImageSize{decoded.width, decoded.height});
+  if (window.image.channels != dataset.channels())
+    throw Error(fmt::format("{}: has {} channel(s), the dataset {}", name, window.image.channels, dataset.channels()));
+  render_sample(window, size, plan, t, out);
 }
 
 }  // namespace
@@ -67,7 +71,6 @@ size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransfor
   const size_t n = dataset.size();
   for (size_t step = 0; step < n; ++step) {
     const size_t source = (index + step) % n;
-    if (bad->contains(source)) continue;
     try {
       decode_and_transform(dataset, source, t, index, out);
       return source;

@@ -64,14 +64,15 @@ void random_resized_region(ImageSize src, double min_scale, double max_scale, Sp
   plan = CropPlan{(src.width - side) / 2, (src.height - side) / 2, side, side};
 }
 
-// The plan's region in the coordinates of an image decoded at a reduced scale.
-cv::Rect scaled_region(const CropPlan& plan, ImageSize source, const Image& decoded) {
-  const double fx = static_cast<double>(decoded.width) / source.width;
-  const double fy = static_cast<double>(decoded.height) / source.height;
-  const int x = std::min(decoded.width - 1, static_cast<int>(std::lround(plan.x * fx)));
-  const int y = std::min(decoded.height - 1, static_cast<int>(std::lround(plan.y * fy)));
-  const int w = std::clamp(static_cast<int>(std::lround(plan.width * fx)), 1, decoded.width - x);
-  const int h = std::clamp(static_cast<int>(std::lround(plan.height * fy)), 1, decoded.height - y);
+// The plan's region in the coordinates of the decoded window (scaled, offset by its origin).
+cv::Rect window_region(const CropPlan& plan, ImageSize source, const ImageWindow& decoded) {
+  const double fx = static_cast<double>(decoded.full.width) / source.width;
+  const double fy = static_cast<double>(decoded.full.height) / source.height;
+  const Image& image = decoded.image;
+  const int x = std::clamp(static_cast<int>(std::lround(plan.x * fx)) - decoded.x, 0, image.width - 1);
+  const int y = std::clamp(static_cast<int>(std::lround(plan.y * fy)) - decoded.y, 0, image.height - 1);
+  const int w = std::clamp(static_cast<int>(std::lround(plan.width * fx)), 1, image.width - x);
+  const int h = std::clamp(static_cast<int>(std::lround(plan.height * fy)), 1, image.height - y);
   return cv::Rect(x, y, w, h);
 }
 
@@ -109,10 +110,10 @@ CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
   return plan;
 }
 
-void render_sample(const Image& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& t, uint8_t* out) {
+void render_sample(const ImageWindow& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& t, uint8_t* out) {
   const int size = static_cast<int>(t.image_size);
-  cv::Mat result(size, size, CV_8UC(decoded.channels), out);  // writes straight into the batch
-  resize_into(as_mat(decoded)(scaled_region(plan, source, decoded)), result);
+  cv::Mat result(size, size, CV_8UC(decoded.image.channels), out);  // writes straight into the batch
+  resize_into(as_mat(decoded.image)(window_region(plan, source, decoded)), result);
   if (plan.pad_dx >= 0) pad_and_crop(result, static_cast<int>(t.augment->random_crop_padding), plan.pad_dx, plan.pad_dy);
   if (plan.flip) cv::flip(result, result, 1);
 }
@@ -121,7 +122,7 @@ Image transform_sample(const Image& input, const SampleTransform& t, size_t inde
   const ImageSize size{input.width, input.height};
   const int side = static_cast<int>(t.image_size);
   Image out{std::vector<uint8_t>(static_cast<size_t>(side) * side * input.channels), side, side, input.channels};
-  render_sample(input, size, plan_sample(size, t, index), t, out.pixels.data());
+  render_sample(ImageWindow{input, size, 0, 0}, size, plan_sample(size, t, index), t, out.pixels.data());
   return out;
 }
 

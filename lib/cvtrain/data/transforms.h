@@ -27,9 +27,10 @@ struct CropPlan {
 
 CropPlan plan_sample(ImageSize source, const SampleTransform& transform, size_t index);
 
-// Applies `plan` to `decoded`, which is the source image possibly decoded at a reduced scale,
-// writing the image_size x image_size result (the input's channels, HWC) to `out`.
-void render_sample(const Image& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& transform, uint8_t* out);
+// Applies `plan` to `decoded` (the part of the source image the plan needs, possibly decoded at a
+// reduced scale), writing the image_size x image_size result (HWC, the input's channels) to `out`.
+void render_sample(const ImageWindow& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& transform,
+                   uint8_t* out);
 
 // plan_sample + render_sample on a full-size image.
 Image transform_sample(const Image& input, const SampleTransform& transform, size_t index);
