@@ -13,6 +13,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
+#include "cvtrain/core/version.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
@@ -74,7 +75,11 @@ int supervise_ranks(const cvtrain::LaunchPlan& plan, const std::vector<std::stri
   cvtrain::SupervisorOptions options;
   options.grace_s = grace_s;
   const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(plan, command), options);
-  if (outcome.exit_code != 0) cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
+  if (outcome.exit_code == cvtrain::kExitPreempted)
+    cvtrain::log::info("stopped on request: the ranks saved a checkpoint and exited {}; run the same command again to resume",
+                       cvtrain::kExitPreempted);
+  else if (outcome.exit_code != 0)
+    cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
   return outcome.exit_code;
 }
 
@@ -208,9 +213,10 @@ int main(int argc, char** argv) {
                "  cvtrain models                                            list model architectures\n"
                "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
                "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
-               "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error.",
+               "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"
+               "after saving a checkpoint (run again to resume).",
                "cvtrain"};
-  app.set_version_flag("--version", "cvtrain 0.1.0");
+  app.set_version_flag("--version", std::string("cvtrain ") + cvtrain::kVersion);
   app.footer("Recipe keys and their defaults are listed in README.md; `cvtrain check` prints every key of a recipe.");
   RecipeArgs top, train_args, check_args;
   add_recipe_args(app, top, false);
@@ -285,6 +291,9 @@ int main(int argc, char** argv) {
   } catch (const cvtrain::RecipeError& e) {
     cvtrain::log::error("{}", e.what());
     return cvtrain::kExitRecipeError;
+  } catch (const cvtrain::Stopped& e) {
+    cvtrain::log::info("{}", e.what());
+    return cvtrain::kExitPreempted;
   } catch (const cvtrain::Error& e) {
     cvtrain::log::error("{}", e.what());
     return cvtrain::kExitRuntimeError;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tries scripts/slurm/cvtrain.sbatch under real Slurm on this one machine: installs Debian's slurmd,
 # slurmctld and munge, configures two one-CPU nodes (vm1, vm2) served by two slurmd daemons on this
-# host, and submits a 2-node job, then one whose rank 1 crashes at step 3. Changes /etc/slurm,
+# host, and submits a 2-node job, one whose rank 1 crashes at step 3, and one preempted mid-run
+# (SIGUSR1) that requeues itself and resumes. Changes /etc/slurm,
 # /etc/munge and /etc/hosts (vm1 and vm2 resolve to 127.0.0.1): for a throwaway machine only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,3 +50,15 @@ submit() {  # name, then extra sbatch-side environment as VAR=value words
 }
 submit two_nodes
 submit crashing_rank CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3
+
+# Preemption: SIGUSR1 to every rank mid-run (what --signal=USR1@180 does near the time limit); the
+# ranks save and exit 75, the script requeues, the requeued job resumes and finishes.
+job=$(sbatch --parsable --nodes=2 --ntasks-per-node=1 --cpus-per-task=1 --gpus-per-node=0 --time=10 -o "$OUT/preempted.out" \
+  scripts/slurm/cvtrain.sbatch recipes/quickstart.yaml model.arch=mlp data.max_samples=6400 data.val= train.epochs=2 \
+  train.global_batch=64 train.log_every=10 output="$OUT/preempted")
+for _ in $(seq 300); do grep -q "step 30/" "$OUT/preempted.out" 2> /dev/null && break; sleep 0.2; done
+scancel --signal=USR1 "$job"
+for _ in $(seq 600); do scontrol show job "$job" | grep -q "JobState=COMPLETED" && break; sleep 1; done
+scontrol show job "$job" | grep -o "JobState=[A-Z]*\|Restarts=[0-9]*" | sed 's/^/  /'
+grep -E "stopped on request|requeueing|resuming from|done:" "$OUT/preempted.out" | sed 's/^/  /'
+

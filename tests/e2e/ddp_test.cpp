@@ -11,7 +11,9 @@
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/recipe/recipe.h"
 #include "run_shell.h"
+#include "saved_models.h"
 
+using cvtrain::testing::mlp_weights;
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 
@@ -27,20 +29,8 @@ using Run = cvtrain::testing::ShellRun;
 Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
 std::string port() { return cvtrain::testing::random_port(); }
 
-std::vector<at::Tensor> weights(const std::string& path) {
-  cvtrain::ModelSpec spec;
-  spec.arch = "mlp";
-  spec.image_size = 28;
-  spec.num_classes = 10;
-  auto model = cvtrain::build_model(spec, 1);
-  torch::serialize::InputArchive archive;
-  archive.load_from(path);
-  model->load(archive);
-  return model->parameters();
-}
-
 double max_difference(const std::string& a, const std::string& b) {
-  const auto wa = weights(a), wb = weights(b);
+  const auto wa = mlp_weights(a), wb = mlp_weights(b);
   double worst = 0;
   for (size_t i = 0; i < wa.size(); ++i) worst = std::max(worst, (wa[i] - wb[i]).abs().max().item<double>());
   return worst;

@@ -74,7 +74,7 @@ TEST_CASE("an srun task takes rank, world and master host from Slurm", "[launch]
   CHECK(rank_from_environment(env_of(kSlurmTask), 31000)->master_port == 31000);
 }
 
-TEST_CASE("the batch script itself is not a rank; torchrun inside Slurm wins", "[launch]") {
+TEST_CASE("the batch script itself is not a rank and torchrun inside Slurm wins", "[launch]") {
   auto batch = kSlurmTask;
   batch.erase("SLURM_STEP_ID");
   CHECK_FALSE(rank_from_environment(env_of(batch)).has_value());

@@ -23,7 +23,15 @@ class RecipeError : public Error {
   std::vector<std::string> problems_;
 };
 
+// Training stopped on request (SIGTERM, SIGUSR1, SIGINT) after saving a checkpoint: not a
+// failure, and the next start resumes. Exits kExitPreempted.
+class Stopped : public Error {
+ public:
+  using Error::Error;
+};
+
 inline constexpr int kExitRuntimeError = 1;
 inline constexpr int kExitRecipeError = 2;
+inline constexpr int kExitPreempted = 75;  // EX_TEMPFAIL: try again later (Slurm scripts requeue on it)
 
 }  // namespace cvtrain

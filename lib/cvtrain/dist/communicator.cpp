@@ -181,4 +181,12 @@ bool nccl_available() {
 #endif
 }
 
+std::string nccl_version() {
+#ifdef CVTRAIN_WITH_NCCL
+  return c10d::getNcclVersion();  // through libtorch_cuda, which links NCCL itself
+#else
+  return "none";
+#endif
+}
+
 }  // namespace cvtrain

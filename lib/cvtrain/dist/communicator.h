@@ -51,5 +51,7 @@ std::unique_ptr<Communicator> single_process_communicator();
 
 // Whether this build can create a ProcessGroupNCCL.
 bool nccl_available();
+// The NCCL library's version ("2.27.3"), or "none" without NCCL.
+std::string nccl_version();
 
 }  // namespace cvtrain

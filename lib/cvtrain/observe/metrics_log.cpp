@@ -15,7 +15,8 @@ namespace {
 
 struct JsonValue {
   std::string operator()(int64_t v) const { return std::to_string(v); }
-  std::string operator()(double v) const { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+  // 9 significant digits: a float's value round-trips, so runs can be compared exactly.
+  std::string operator()(double v) const { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "null"; }
   std::string operator()(const std::string& v) const { return json_string(v); }
 };
 

@@ -49,6 +49,7 @@ struct TrainSpec {
   double grad_clip = 0.0;      // max global gradient norm; 0 = off
   bool channels_last = true;   // CNN inputs (and weights) in NHWC layout; ignored by other models
   int64_t log_every = 50;      // optimizer steps between metric lines
+  int64_t max_bad_steps = 10;  // non-finite loss or gradients this many steps in a row stops the run
   int64_t seed = 0;
 };
 
@@ -82,9 +83,10 @@ struct DistributedSpec {
 };
 
 struct CheckpointSpec {
-  int64_t every_steps = 0;     // 0: only at the end
-  int64_t keep = 3;
-  std::string resume = "none";
+  int64_t every_steps = 0;     // 0: no step-based checkpoints (one is always written at the end)
+  double every_minutes = 0;    // 0: no time-based checkpoints
+  int64_t keep = 3;            // most recent complete checkpoints kept
+  std::string resume = "auto"; // auto (newest complete one in OUTPUT/checkpoints, if any) | none | PATH
 };
 
 struct Recipe {

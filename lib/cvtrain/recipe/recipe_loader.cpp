@@ -280,6 +280,7 @@ const std::vector<Field>& schema() {
       field(KEY(train.grad_clip), at_least(0)),
       field(KEY(train.channels_last)),
       field(KEY(train.log_every), at_least(1)),
+      field(KEY(train.max_bad_steps), at_least(1)),
       field(KEY(train.seed), at_least(0)),
       field(KEY(optim.name), one_of({"sgd", "adamw"})),
       field(KEY(optim.lr), positive()),
@@ -305,8 +306,9 @@ const std::vector<Field>& schema() {
       field(KEY(distributed.timeout_s), at_least(1)),
       field(KEY(distributed.bucket_mb), positive()),
       field(KEY(checkpoint.every_steps), at_least(0)),
+      field(KEY(checkpoint.every_minutes), at_least(0)),
       field(KEY(checkpoint.keep), at_least(1)),
-      field(KEY(checkpoint.resume), one_of({"none"})),
+      field(KEY(checkpoint.resume)),
       field(KEY(output)),
   };
   return fields;
@@ -397,6 +399,7 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const int world = options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   resolve_batch(r.train, world, check);
   if (r.data.train.empty()) check.fail("data.train", "no training data given");
+  if (r.checkpoint.resume.empty()) check.fail("checkpoint.resume", "expected auto, none or the path of a checkpoint folder");
   if (options.check_paths) check_paths(r, check);
   if (r.data.mean.size() != r.data.std.size())
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));

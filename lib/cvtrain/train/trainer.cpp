@@ -5,14 +5,16 @@
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/optimizer.h>
 #include <torch/serialize.h>
 #include <torch/utils.h>
 
 #include <fmt/format.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <thread>
 
 #include "cvtrain/core/error.h"
@@ -26,6 +28,7 @@
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/progress.h"
@@ -33,6 +36,7 @@
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/evaluator.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_directory.h"
@@ -93,7 +97,16 @@ struct Interval {
   double comm_wait_s = 0;  // waiting for gradient all-reduce after backward
   int64_t steps = 0;
   int64_t images = 0;
-  at::Tensor loss_sum;
+  at::Tensor loss_sum;    // over the steps whose loss was finite
+  int64_t loss_steps = 0;
+  at::Tensor last_loss;  // the latest step's mean loss
+};
+
+// What every rank agreed on after a step's backward.
+struct StepControl {
+  bool non_finite = false;  // loss or gradients not finite: the update is skipped
+  bool stop = false;        // a rank received SIGTERM, SIGUSR1 or SIGINT
+  bool save_due = false;    // checkpoint.every_minutes elapsed
 };
 
 class Trainer {
@@ -106,10 +119,13 @@ class Trainer {
     // Data first: a wrong path or an empty class folder fails before anything is written. Then
     // rank 0 (the only writer) prepares the run folder before anyone spends time on the group.
     open_data();
+    checkpointer_ = std::make_unique<Checkpointer>(recipe.output, recipe.checkpoint.keep);
     if (rank.rank == 0) {
       run_ = std::make_unique<RunDirectory>(recipe.output, recipe);
+      checkpointer_->check_writable();  // an unwritable or blocked output fails now, not at the first save
       metrics_ = std::make_unique<MetricsLog>(run_->file("metrics.jsonl"));
     }
+    install_stop_handlers();
     share_cores(rank);
     comm_ = join_group(recipe, rank, device_);
     torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
@@ -135,14 +151,17 @@ class Trainer {
                 recipe_.model.arch, recipe_.data.train, train_set_->size(), train_set_->num_classes(), rank_.world_size,
                 device_.str(), comm_->backend(), total_steps_, recipe_.train.global_batch, recipe_.train.micro_batch,
                 recipe_.train.accumulation, rank_.world_size, recipe_.precision);
+    resume_if_asked();
     Stopwatch total;
     TrainSummary summary;
-    for (int64_t epoch = 0; step_ < total_steps_; ++epoch) {
-      summary.train_loss = train_epoch(epoch);
+    for (int64_t epoch = position_.epoch; step_ < total_steps_; ++epoch) {
+      const int64_t first_batch = epoch == position_.epoch ? position_.batches_done : 0;
+      summary.train_loss = train_epoch(epoch, first_batch);
       progress_.finish_line();
       evaluate_epoch(epoch, summary);
     }
     strategy_->sync_buffers();
+    save_checkpoint();
     summary.steps = step_;
     summary.seconds = total.seconds();
     if (rank_.rank == 0) {
@@ -187,40 +206,50 @@ class Trainer {
   }
 
   // Runs one epoch (or what is left of max_steps); returns the mean training loss.
-  double train_epoch(int64_t epoch) {
+  double train_epoch(int64_t epoch, int64_t first_batch) {
     LoaderOptions options = loader_options_;
     options.drop_last = true;
     options.transform.augment = &recipe_.augment;
     options.transform.epoch = epoch;
     options.bad_samples = train_bad_.get();
     const std::vector<int64_t> order = epoch_order(options.transform.seed, epoch, train_set_->size());
-    BatchLoader loader(*train_set_, rank_share(order, recipe_.train.global_batch, rank_.world_size, rank_.rank), options);
+    std::vector<int64_t> share = rank_share(order, recipe_.train.global_batch, rank_.world_size, rank_.rank);
+    // Resuming mid-epoch: this rank's part of the global batches already done is skipped.
+    share.erase(share.begin(), share.begin() + first_batch * (recipe_.train.global_batch / rank_.world_size));
+    BatchLoader loader(*train_set_, std::move(share), options);
     DeviceFeeder feeder(loader, feed_options_);
     model_->train();
     Stopwatch epoch_clock;
     epoch_wait_s_ = 0;
     at::Tensor epoch_loss = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
-    int64_t epoch_steps = 0;
+    int64_t epoch_steps = 0, epoch_loss_steps = 0;
     Interval interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
-    for (int64_t s = 0; s < steps_per_epoch_ && step_ < total_steps_; ++s) {
-      const at::Tensor loss = optimizer_step(feeder, epoch, interval);
-      epoch_loss += loss;
-      interval.loss_sum += loss;
+    for (int64_t s = first_batch; s < steps_per_epoch_ && step_ < total_steps_; ++s) {
+      const StepControl control = optimizer_step(feeder, epoch, interval);
+      if (!control.non_finite) {  // a skipped step's NaN would poison every mean after it
+        epoch_loss += interval.last_loss;
+        interval.loss_sum += interval.last_loss;
+        ++interval.loss_steps;
+        ++epoch_loss_steps;
+      }
       ++epoch_steps;
       ++step_;
+      position_ = TrainPosition{step_, epoch, s + 1, position_.skipped_steps};
       inject_fault_if_asked();
       const bool log_now = step_ % recipe_.train.log_every == 0 || step_ == total_steps_;
       report_progress(epoch, interval, log_now);
+      save_or_stop(control);
     }
     epoch_seconds_ = epoch_clock.seconds();
     epoch_images_ = epoch_steps * recipe_.train.global_batch;
     comm_->all_reduce_sum(epoch_loss);  // the mean over ranks, like the log lines
-    return epoch_loss.item<double>() / static_cast<double>(rank_.world_size * std::max<int64_t>(1, epoch_steps));
+    return epoch_loss.item<double>() / static_cast<double>(rank_.world_size * std::max<int64_t>(1, epoch_loss_steps));
   }
 
-  // One optimizer step over `accumulation` micro-batches; returns the step's mean loss.
-  at::Tensor optimizer_step(DeviceFeeder& feeder, int64_t epoch, Interval& interval) {
+  // One optimizer step over `accumulation` micro-batches (its mean loss goes to interval.last_loss);
+  // skipped when the loss or a gradient is not finite.
+  StepControl optimizer_step(DeviceFeeder& feeder, int64_t epoch, Interval& interval) {
     const int64_t accumulation = recipe_.train.accumulation;
     optimizer_->zero_grad(/*set_to_none=*/true);
     at::Tensor step_loss = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
@@ -238,13 +267,123 @@ class Trainer {
       strategy_->after_backward(last);
       step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
     }
-    if (recipe_.train.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), recipe_.train.grad_clip);
-    set_learning_rate(*optimizer_, schedule_->at(step_));
-    optimizer_->step();
+    inject_nan_if_asked(step_loss);
+    stop_if_asked();
+    const at::Tensor grad_norm = clip_gradients();
+    const StepControl control = agree_on_control(step_loss, grad_norm);
     interval.steps += 1;
     interval.images += recipe_.train.global_batch;
     interval.comm_wait_s += strategy_->take_comm_wait_seconds();
-    return step_loss;
+    interval.last_loss = step_loss;
+    if (control.non_finite) {
+      skip_step(step_loss);
+    } else {
+      bad_steps_in_row_ = 0;
+      set_learning_rate(*optimizer_, schedule_->at(step_));
+      optimizer_->step();
+    }
+    return control;
+  }
+
+  // The global gradient norm (every rank holds the all-reduced gradients), as a device tensor;
+  // with train.grad_clip the gradients are scaled down to it, as torch's clip_grad_norm_ does.
+  at::Tensor clip_gradients() {
+    torch::NoGradGuard no_grad;
+    std::vector<at::Tensor> norms;
+    for (const auto& p : model_->parameters())
+      if (p.grad().defined()) norms.push_back(p.grad().detach().norm(2).to(at::kFloat));
+    if (norms.empty()) return at::zeros({}, at::TensorOptions(device_).dtype(at::kFloat));
+    const at::Tensor total = at::stack(norms).norm(2);
+    if (recipe_.train.grad_clip > 0) {
+      const at::Tensor coefficient = (recipe_.train.grad_clip / (total + 1e-6)).clamp_max(1.0);
+      for (auto& p : model_->parameters())
+        if (p.grad().defined()) p.mutable_grad().mul_(coefficient.to(p.grad().scalar_type()));
+    }
+    return total;
+  }
+
+  // One small all-reduce per step so every rank takes the same decisions: skip a non-finite step,
+  // stop on a signal any rank received, save when rank 0's clock says a checkpoint is due. Reading
+  // it synchronises the device once per step, as a loss scaler's inf check does.
+  StepControl agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm) {
+    const bool save_due = rank_.rank == 0 && recipe_.checkpoint.every_minutes > 0 &&
+                          save_clock_.seconds() >= 60 * recipe_.checkpoint.every_minutes;
+    at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat)) & at::isfinite(grad_norm)).to(at::kFloat),
+                                  at::full({}, stop_requested() != 0 ? 1.0f : 0.0f, grad_norm.options()),
+                                  at::full({}, save_due ? 1.0f : 0.0f, grad_norm.options())});
+    if (rank_.world_size > 1) comm_->all_reduce_sum(flags);
+    const at::Tensor host = flags.cpu();
+    const float* f = host.data_ptr<float>();
+    return StepControl{f[0] > 0, f[1] > 0, f[2] > 0};
+  }
+
+  void skip_step(const at::Tensor& step_loss) {
+    optimizer_->zero_grad(/*set_to_none=*/true);
+    ++position_.skipped_steps;
+    ++bad_steps_in_row_;
+    const double loss = step_loss.item<double>();
+    if (rank_.rank == 0)
+      log::warn("step {}: non-finite loss or gradients (loss {}); the update is skipped ({} in a row, {} in all)", step_ + 1, loss,
+                bad_steps_in_row_, position_.skipped_steps);
+    if (bad_steps_in_row_ < recipe_.train.max_bad_steps) return;
+    const std::vector<std::string> saved = checkpointer_->complete_checkpoints();
+    throw Error(fmt::format("{} steps in a row had non-finite loss or gradients (train.max_bad_steps {}), the last at step {}; "
+                            "the weights were not updated by them. {}. Lower optim.lr, set train.grad_clip, or check the data.",
+                            bad_steps_in_row_, recipe_.train.max_bad_steps, step_ + 1,
+                            saved.empty() ? std::string("No checkpoint was saved yet") : "Last good checkpoint: " + saved.back()));
+  }
+
+  // After a step: a checkpoint when one is due, and a clean stop when a signal asked for it.
+  void save_or_stop(const StepControl& control) {
+    const int64_t every = recipe_.checkpoint.every_steps;
+    if ((every > 0 && step_ % every == 0) || control.save_due || control.stop) save_checkpoint();
+    if (!control.stop) return;
+    progress_.finish_line();
+    throw Stopped(fmt::format("stopped on request after step {} of {}; checkpoint {} holds it, and the next start with "
+                              "checkpoint.resume: auto continues from there",
+                              step_, total_steps_, checkpointer_->folder_of(step_)));
+  }
+
+  // Rank 0 writes; every rank learns whether it worked, so a failed write stops all of them
+  // together instead of leaving the others waiting.
+  void save_checkpoint() {
+    if (position_.step == last_saved_step_) return;  // e.g. the end of training on an every_steps step
+    std::string failure;
+    if (rank_.rank == 0) {
+      try {
+        const std::string folder = checkpointer_->save(position_, *model_, *optimizer_, recipe_);
+        log::info("checkpoint: {}", folder);
+      } catch (const Error& e) {
+        failure = e.what();
+      }
+    }
+    at::Tensor failed = at::full({1}, failure.empty() ? 0.0f : 1.0f, at::TensorOptions(device_).dtype(at::kFloat));
+    if (rank_.world_size > 1) comm_->all_reduce_sum(failed);
+    if (failed.item<float>() > 0) throw Error(failure.empty() ? "rank 0 could not write a checkpoint (see its log)" : failure);
+    last_saved_step_ = position_.step;
+    save_clock_.reset();
+  }
+
+  // checkpoint.resume: none starts fresh; auto takes the newest complete checkpoint of this run
+  // folder (rank 0 chooses, so every rank loads the same one); PATH takes that folder.
+  void resume_if_asked() {
+    const std::string& resume = recipe_.checkpoint.resume;
+    if (resume == "none") return;
+    std::string folder = resume;
+    if (resume == "auto") {
+      at::Tensor chosen = at::full({1}, -1.0, at::TensorOptions(device_).dtype(at::kDouble));
+      if (rank_.rank == 0)
+        if (const auto latest = checkpointer_->latest()) chosen.fill_(static_cast<double>(read_position(*latest).step));
+      if (rank_.world_size > 1) comm_->broadcast(chosen, 0);
+      const auto step = static_cast<int64_t>(chosen.item<double>());
+      if (step < 0) return;
+      folder = checkpointer_->folder_of(step);
+    }
+    position_ = load_checkpoint(folder, *model_, *optimizer_);
+    step_ = last_saved_step_ = position_.step;
+    if (rank_.rank == 0)
+      log::info("resuming from {}: step {} of {} (epoch {}, {} of its {} batches done)", folder, step_, total_steps_,
+                position_.epoch + 1, position_.batches_done, steps_per_epoch_);
   }
 
   // Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).
@@ -298,7 +437,7 @@ class Trainer {
       interval.loss_sum.div_(rank_.world_size);
     }
     // Reading the loss synchronises a GPU: done only for a log line or a (throttled) redraw.
-    state.loss = interval.loss_sum.item<double>() / static_cast<double>(interval.steps);
+    state.loss = interval.loss_sum.item<double>() / static_cast<double>(std::max<int64_t>(1, interval.loss_steps));
     if (rank_.rank == 0) progress_.update(state, log_now);
     if (!log_now) return;
     warn_if_input_bound(state.data_wait, epoch);
@@ -309,6 +448,25 @@ class Trainer {
                        {"step_s", elapsed / static_cast<double>(interval.steps)}});
     interval = Interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
+  }
+
+  // Test aid for preemption at an exact step: CVTRAIN_STOP_AT_STEP=S acts as if a SIGTERM arrived
+  // during step S.
+  void stop_if_asked() const {
+    const char* at = std::getenv("CVTRAIN_STOP_AT_STEP");
+    if (at && std::atoll(at) == step_ + 1) request_stop(SIGTERM);
+  }
+
+  // Test aid for numerics: CVTRAIN_NAN_STEPS=A-B makes the loss of steps A to B (1-based) NaN.
+  void inject_nan_if_asked(at::Tensor& step_loss) const {
+    const char* range = std::getenv("CVTRAIN_NAN_STEPS");
+    if (!range) return;
+    long long first = 0, last = 0;
+    if (std::sscanf(range, "%lld-%lld", &first, &last) == 2 && step_ + 1 >= first && step_ + 1 <= last) {
+      step_loss.fill_(std::numeric_limits<double>::quiet_NaN());
+      for (auto& p : model_->parameters())
+        if (p.grad().defined()) p.mutable_grad().fill_(std::numeric_limits<float>::quiet_NaN());
+    }
   }
 
   // Test aid for supervision: CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with
@@ -334,7 +492,8 @@ class Trainer {
     MetricRecord record{{"kind", std::string("epoch")}, {"epoch", epoch + 1}, {"step", step_}, {"train_loss", summary.train_loss},
                         {"epoch_s", epoch_seconds_}, {"images_per_s", images_per_s},
                         {"data_wait", epoch_wait_s_ / std::max(epoch_seconds_, 1e-9)},
-                        {"bad_samples", static_cast<int64_t>(train_bad_->count())}};
+                        {"bad_samples", static_cast<int64_t>(train_bad_->count())},
+                        {"skipped_steps", position_.skipped_steps}};
     std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch + 1, summary.train_loss, images_per_s);
     if (val_set_) {
       strategy_->sync_buffers();
@@ -364,6 +523,11 @@ class Trainer {
   LoaderOptions loader_options_;
   FeedOptions feed_options_;
   int64_t warned_input_bound_epoch_ = -1;
+  std::unique_ptr<Checkpointer> checkpointer_;
+  TrainPosition position_;
+  int64_t bad_steps_in_row_ = 0;
+  int64_t last_saved_step_ = -1;
+  Stopwatch save_clock_;
   std::shared_ptr<Classifier> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;

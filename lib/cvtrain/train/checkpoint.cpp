@@ -1,0 +1,257 @@
+// Checkpoint folders: write (temporary name, fsync, rename, COMPLETE marker), prune, find, load.
+#include "cvtrain/train/checkpoint.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+#include <torch/serialize/archive.h>
+#include <torch/utils.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/version.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/models/safetensors.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/recipe_loader.h"
+
+namespace cvtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kComplete = "COMPLETE";
+constexpr const char* kPrefix = "step-";
+
+// Data and metadata on disk before the rename that publishes them.
+void fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open to sync ({})", path, std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw Error(fmt::format("{}: fsync failed ({})", path, std::strerror(err)));
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+}
+
+// Parameters and buffers by their module path ("layer1.0.conv1.weight"), as torchvision names them.
+std::vector<std::pair<std::string, at::Tensor>> model_tensors(torch::nn::Module& model) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& item : model.named_parameters(true)) out.emplace_back(item.key(), item.value());
+  for (const auto& item : model.named_buffers(true)) out.emplace_back(item.key(), item.value());
+  return out;
+}
+
+std::vector<c10::Device> generator_devices() {
+  std::vector<c10::Device> devices{c10::Device(c10::kCPU)};
+  for (size_t i = 0; i < torch::cuda::device_count(); ++i) devices.emplace_back(c10::kCUDA, static_cast<c10::DeviceIndex>(i));
+  return devices;
+}
+
+NamedTensors rng_states() {
+  NamedTensors states;
+  for (const c10::Device& device : generator_devices()) {
+    at::Generator generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    states.emplace_back(device.str(), generator.get_state());
+  }
+  return states;
+}
+
+void restore_rng_states(const NamedTensors& states, const std::string& file) {
+  for (const auto& [name, state] : states) {
+    const c10::Device device(name);
+    if (device.is_cuda() && device.index() >= static_cast<int>(torch::cuda::device_count())) {
+      log::warn("{}: no {} here; its random state is not restored", file, name);
+      continue;
+    }
+    at::Generator generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+  }
+}
+
+std::string state_text(const TrainPosition& p, const Recipe& recipe) {
+  std::string cuda = "none";
+  if (at::hasCUDA()) cuda = std::to_string(at::detail::getCUDAHooks().versionCUDART());
+  return fmt::format("step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nglobal_batch {}\nseed {}\n"
+                     "cvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
+                     p.step, p.epoch, p.batches_done, p.skipped_steps, recipe.train.global_batch, recipe.train.seed, kVersion,
+                     TORCH_VERSION, cuda, nccl_version());
+}
+
+int64_t step_of(const fs::path& folder) {
+  const std::string name = folder.filename().string();
+  if (name.rfind(kPrefix, 0) != 0 || name.find('.') != std::string::npos) return -1;
+  try {
+    return std::stoll(name.substr(std::strlen(kPrefix)));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+void write_checkpoint_files(const std::string& dir, const TrainPosition& position, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, const Recipe& recipe) {
+  NamedTensors weights;
+  for (const auto& [name, tensor] : model_tensors(model)) weights.emplace_back(name, tensor.detach());
+  write_safetensors(dir + "/model.safetensors", weights, {{"format", "pt"}, {"step", std::to_string(position.step)}});
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  archive.save_to(dir + "/optimizer.pt");
+  write_safetensors(dir + "/rng.safetensors", rng_states());
+  write_text(dir + "/state.txt", state_text(position, recipe));
+  write_text(dir + "/recipe.yaml", recipe_to_yaml(recipe));
+  for (const char* name : {"model.safetensors", "optimizer.pt", "rng.safetensors", "state.txt", "recipe.yaml"})
+    fsync_path(dir + "/" + name);
+  fsync_path(dir);
+}
+
+}  // namespace
+
+Checkpointer::Checkpointer(std::string run_dir, int64_t keep) : root_((fs::path(run_dir) / "checkpoints").string()), keep_(keep) {}
+
+std::string Checkpointer::folder_of(int64_t step) const { return (fs::path(root_) / fmt::format("{}{:08d}", kPrefix, step)).string(); }
+
+void Checkpointer::check_writable() const {
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  if (ec || !fs::is_directory(root_))
+    throw Error(fmt::format("checkpoints '{}': cannot create the folder ({})", root_, ec ? ec.message() : "a file is in the way"));
+  const std::string probe = root_ + "/.write-test";
+  write_text(probe, "ok\n");
+  fs::remove(probe, ec);
+}
+
+std::string Checkpointer::save(const TrainPosition& position, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                               const Recipe& recipe) const {
+  const std::string final_dir = folder_of(position.step);
+  if (fs::exists(fs::path(final_dir) / kComplete)) return final_dir;  // this step is saved already
+  const std::string temporary = final_dir + ".tmp";
+  std::error_code ec;
+  try {
+    check_writable();
+    fs::remove_all(temporary);
+    fs::remove_all(final_dir);  // an unmarked folder of this step: a write that never finished
+    fs::create_directories(temporary);
+    write_checkpoint_files(temporary, position, model, optimizer, recipe);
+    fs::rename(temporary, final_dir);
+    fsync_path(root_);
+    write_text(final_dir + "/" + kComplete, "complete\n");
+    fsync_path(final_dir + "/" + kComplete);
+    fsync_path(final_dir);
+  } catch (const std::exception& e) {
+    fs::remove_all(temporary, ec);
+    throw Error(fmt::format("checkpoint at step {} could not be written: {}; earlier checkpoints in {} are intact", position.step,
+                            e.what(), root_));
+  }
+  // Only now that the new one is complete may old ones go.
+  const std::vector<std::string> complete = complete_checkpoints();
+  for (size_t i = 0; i + static_cast<size_t>(keep_) < complete.size(); ++i) fs::remove_all(complete[i], ec);
+  return final_dir;
+}
+
+std::vector<std::string> Checkpointer::complete_checkpoints() const {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_, ec)) {
+    const int64_t step = step_of(entry.path());
+    if (step >= 0 && fs::exists(entry.path() / kComplete)) found.emplace_back(step, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+std::optional<std::string> Checkpointer::latest() const {
+  std::vector<std::pair<int64_t, fs::path>> candidates;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_, ec))
+    if (const int64_t step = step_of(entry.path()); step >= 0) candidates.emplace_back(step, entry.path());
+  std::sort(candidates.rbegin(), candidates.rend());
+  for (const auto& [step, folder] : candidates) {
+    if (!fs::exists(folder / kComplete)) {
+      log::warn("skipping checkpoint {}: incomplete (no {} marker; its write was interrupted)", folder.string(), kComplete);
+      continue;
+    }
+    try {
+      read_position(folder.string());
+      read_safetensors((folder / "model.safetensors").string());
+      read_safetensors((folder / "rng.safetensors").string());
+      if (!fs::exists(folder / "optimizer.pt")) throw Error((folder / "optimizer.pt").string() + ": missing");
+      return folder.string();
+    } catch (const std::exception& e) {
+      log::warn("skipping checkpoint {}: unreadable ({})", folder.string(), e.what());
+    }
+  }
+  return std::nullopt;
+}
+
+TrainPosition read_position(const std::string& folder) {
+  const std::string path = folder + "/state.txt";
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open", path));
+  std::map<std::string, std::string> values;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string key, value;
+    if (fields >> key >> value) values[key] = value;
+  }
+  const auto number = [&](const char* key) {
+    const auto it = values.find(key);
+    if (it == values.end()) throw Error(fmt::format("{}: no '{}' line", path, key));
+    try {
+      return static_cast<int64_t>(std::stoll(it->second));
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{}: '{}' is not a number: {}", path, key, it->second));
+    }
+  };
+  return TrainPosition{number("step"), number("epoch"), number("batches_done"), number("skipped_steps")};
+}
+
+TrainPosition load_checkpoint(const std::string& folder, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  const TrainPosition position = read_position(folder);
+  const std::string weights_file = folder + "/model.safetensors";
+  std::map<std::string, at::Tensor> saved;
+  for (auto& [name, tensor] : read_safetensors(weights_file)) saved.emplace(name, tensor);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [name, tensor] : model_tensors(model)) {
+      const auto it = saved.find(name);
+      if (it == saved.end()) throw Error(fmt::format("{}: has no tensor '{}' (a checkpoint of another model?)", weights_file, name));
+      if (it->second.sizes() != tensor.sizes())
+        throw Error(fmt::format("{}: '{}' has shape {} but the model's is {}", weights_file, name, fmt::join(it->second.sizes(), "x"),
+                                fmt::join(tensor.sizes(), "x")));
+      tensor.copy_(it->second);
+      saved.erase(it);
+    }
+  }
+  if (!saved.empty()) throw Error(fmt::format("{}: holds '{}', which the model does not have", weights_file, saved.begin()->first));
+  torch::serialize::InputArchive archive;
+  archive.load_from(folder + "/optimizer.pt");
+  optimizer.load(archive);
+  restore_rng_states(read_safetensors(folder + "/rng.safetensors"), folder + "/rng.safetensors");
+  return position;
+}
+
+}  // namespace cvtrain

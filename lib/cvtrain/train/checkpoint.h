@@ -1,0 +1,64 @@
+// Checkpoints: one folder per step under OUTPUT/checkpoints, written under a temporary name,
+// fsynced, renamed and then marked COMPLETE, so a crash mid-write never leaves one that looks
+// whole. Holds weights (safetensors), optimizer state, RNG states, the position in the data,
+// the resolved recipe and the versions of what wrote it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace cvtrain {
+
+struct Recipe;
+
+// Where training stands: `step` optimizer steps done, of which `batches_done` global batches
+// belong to `epoch` (the data order of an epoch depends only on the seed and the epoch, so this
+// is the exact place in the data, whatever the world size).
+struct TrainPosition {
+  int64_t step = 0;
+  int64_t epoch = 0;
+  int64_t batches_done = 0;
+  int64_t skipped_steps = 0;  // steps skipped for non-finite loss or gradients so far
+};
+
+class Checkpointer {
+ public:
+  Checkpointer(std::string run_dir, int64_t keep);
+
+  // Rank 0: writes the checkpoint of `position` and drops the oldest beyond `keep`. Returns its
+  // folder. Throws Error naming the file on any write failure; earlier checkpoints stay intact.
+  std::string save(const TrainPosition& position, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                   const Recipe& recipe) const;
+
+  // The newest complete checkpoint whose files read back; incomplete or unreadable ones are
+  // skipped with a warning naming them. nullopt when there is none.
+  std::optional<std::string> latest() const;
+
+  // Fails early (before training) when the checkpoint folder cannot be created or written.
+  void check_writable() const;
+
+  std::string folder_of(int64_t step) const;
+  std::vector<std::string> complete_checkpoints() const;  // oldest first
+
+ private:
+  std::string root_;  // run_dir/checkpoints
+  int64_t keep_;
+};
+
+// Loads a checkpoint folder into `model` and `optimizer` (and the RNG states); returns where it
+// stands. Throws Error naming the folder and the file for anything missing or mismatched.
+TrainPosition load_checkpoint(const std::string& folder, torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+
+// The position alone (state.txt), without touching a model.
+TrainPosition read_position(const std::string& folder);
+
+}  // namespace cvtrain

@@ -1,0 +1,179 @@
+// Checkpoints end to end: a stopped and resumed run equals an uninterrupted one bit for bit, also
+// when stopped by a real SIGTERM; resuming on fewer ranks keeps the sample order; incomplete or
+// damaged checkpoints are skipped; non-finite steps are skipped and bounded; storage faults are
+// clear errors that keep earlier checkpoints.
+#include "torch_catch.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "run_shell.h"
+#include "saved_models.h"
+
+using cvtrain::testing::mlp_weights;
+using cvtrain::testing::read_text;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
+
+using Run = cvtrain::testing::ShellRun;
+Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
+std::string port() { return cvtrain::testing::random_port(); }
+
+// The "loss" of every per-step line of the metrics files, in order.
+std::vector<std::string> step_losses(const std::vector<std::string>& files) {
+  std::vector<std::string> losses;
+  const std::regex pattern("\"kind\": \"train\"[^\n]*\"loss\": ([-0-9.eE+]+)");
+  for (const auto& file : files) {
+    const std::string text = read_text(file);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it)
+      losses.push_back((*it)[1]);
+  }
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("2 ranks: 10 steps, stop, resume, 10 steps equals 20 straight, bit for bit", "[e2e]") {
+  TempDir dir;
+  // small_cnn has dropout, so the random state has to come back too.
+  const std::string common = " data.max_samples=1280 data.val= train.max_steps=20 train.global_batch=64 train.log_every=1"
+                             " checkpoint.every_steps=10 strategy=ddp distributed.nproc_per_node=2 data.workers=1";
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("straight") +
+                            " || exit 1\n"
+                            "CVTRAIN_STOP_AT_STEP=10 $CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() +
+                            " output=" + dir.file("resumed") + "\n"
+                            "echo \"first part exited $?\"\n"
+                            "$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("resumed") +
+                            " || exit 1\n",
+                        dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("first part exited 75") && Catch::Contains("stopped on request after step 10 of 20") &&
+                             Catch::Contains("resuming from " + dir.file("resumed/checkpoints/step-00000010") + ": step 10 of 20"));
+  const auto straight = step_losses({dir.file("straight/metrics.jsonl")});
+  const auto resumed = step_losses({dir.file("resumed/metrics.1.jsonl"), dir.file("resumed/metrics.jsonl")});
+  REQUIRE(straight.size() == 20);
+  CHECK(resumed == straight);
+  const std::string final_weights = "/checkpoints/step-00000020/model.safetensors";
+  CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("resumed") + final_weights));
+  CHECK(read_text(dir.file("straight") + final_weights).size() > 100000);
+}
+
+TEST_CASE("resuming 2 ranks on 1 continues the same samples with the same global batch", "[e2e]") {
+  TempDir dir;
+  // An MLP (no dropout, no BatchNorm): only batch composition matters, so 1e-5 is a tight check.
+  const std::string common = " model.arch=mlp data.max_samples=1280 data.val= train.max_steps=16 train.global_batch=64"
+                             " train.micro_batch=32 train.log_every=1 strategy=ddp";
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.nproc_per_node=2 distributed.master_port=" + port() +
+                            " output=" + dir.file("straight") + " || exit 1\n"
+                            "CVTRAIN_STOP_AT_STEP=7 $CVTRAIN --recipe $RECIPE" + common +
+                            " distributed.nproc_per_node=2 distributed.master_port=" + port() + " output=" + dir.file("moved") + "\n"
+                            "$CVTRAIN --recipe $RECIPE" + common + " distributed.nproc_per_node=1 distributed.master_port=" + port() +
+                            " output=" + dir.file("moved") + " || exit 1\n",
+                        dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("16 steps of 64 images (32 x 2 accumulation x 1 ranks)") &&
+                             Catch::Contains("step 7 of 16 (epoch 1, 7 of its 20 batches done)"));
+  const auto a = mlp_weights(dir.file("straight/model.pt")), b = mlp_weights(dir.file("moved/model.pt"));
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
+  INFO("max |w_straight - w_moved| = " << worst);
+  CHECK(worst < 1e-5);
+}
+
+TEST_CASE("SIGTERM to the launcher: every rank finishes its step, one checkpoint, exit 75, then resume", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=1280 data.val= train.max_steps=60 train.global_batch=64 train.log_every=1"
+                             " strategy=ddp distributed.nproc_per_node=2";
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("straight") +
+                            " || exit 1\n"
+                            "$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("sig") +
+                            " &\n"
+                            "pid=$!\n"
+                            "for i in $(seq 600); do grep -q '\"step\": 5,' " + dir.file("sig/metrics.jsonl") +
+                            " 2>/dev/null && break; sleep 0.1; done\n"
+                            "kill -TERM $pid\n"
+                            "wait $pid\n"
+                            "echo \"stopped with $?\"\n"
+                            "pgrep -f '" + dir.file("sig") + "' && echo LEFT BEHIND\n"
+                            "$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("sig") +
+                            " || exit 1\n",
+                        dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("stopped with 75") && Catch::Contains("stopped on request after step") &&
+                             Catch::Contains("resuming from"));
+  CHECK_THAT(run.output, !Catch::Contains("LEFT BEHIND"));
+  const std::string final_weights = "/checkpoints/step-00000060/model.safetensors";
+  CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("sig") + final_weights));
+}
+
+TEST_CASE("resume skips incomplete and unreadable checkpoints, naming them", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.log_every=1 checkpoint.every_steps=2 output=" +
+                             dir.file("run");
+  Run first = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6", dir);
+  REQUIRE(first.exit_code == 0);
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.file("run/checkpoints/step-00000008"));
+  dir.write("run/checkpoints/step-00000008/model.safetensors", "half");
+  fs::resize_file(dir.file("run/checkpoints/step-00000006/model.safetensors"), 1000);
+  const Run again = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=10", dir);
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.output, Catch::Contains("skipping checkpoint " + dir.file("run/checkpoints/step-00000008") + ": incomplete"));
+  CHECK_THAT(again.output, Catch::Contains("skipping checkpoint " + dir.file("run/checkpoints/step-00000006") + ": unreadable"));
+  CHECK_THAT(again.output, Catch::Contains("resuming from " + dir.file("run/checkpoints/step-00000004")));
+  // keep: 3 complete checkpoints remain, the newest three.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.file("run/checkpoints"))) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"step-00000006", "step-00000008", "step-00000010"});
+  const Run missing = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=10 checkpoint.resume=" + dir.file("nowhere"), dir);
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.output, Catch::Contains(dir.file("nowhere")));
+}
+
+TEST_CASE("non-finite steps are skipped and counted and too many in a row stop the run", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.log_every=1 checkpoint.every_steps=2";
+  const Run some = shell("CVTRAIN_NAN_STEPS=3-4 $CVTRAIN --recipe $RECIPE" + common + " train.max_steps=8 output=" + dir.file("some"), dir);
+  INFO(some.output);
+  REQUIRE(some.exit_code == 0);
+  CHECK_THAT(some.output, Catch::Contains("step 4: non-finite loss or gradients") && Catch::Contains("2 in a row"));
+  CHECK_THAT(read_text(dir.file("some/metrics.jsonl")), Catch::Contains("\"skipped_steps\": 2"));
+  CHECK_THAT(read_text(dir.file("some/metrics.jsonl")), !Catch::Contains("null"));
+  const Run many = shell("CVTRAIN_NAN_STEPS=3-100 $CVTRAIN --recipe $RECIPE" + common +
+                             " train.max_steps=20 train.max_bad_steps=3 output=" + dir.file("many"), dir);
+  CHECK(many.exit_code == 1);
+  CHECK_THAT(many.output, Catch::Contains("3 steps in a row had non-finite loss or gradients (train.max_bad_steps 3)") &&
+                              Catch::Contains("Last good checkpoint: " + dir.file("many/checkpoints/step-00000004")));
+}
+
+TEST_CASE("storage faults: a blocked checkpoint folder fails before training, a full disk at the save", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.log_every=1 checkpoint.every_steps=2";
+  dir.write("blocked/checkpoints", "a file where the folder should be");
+  const Run blocked = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=4 output=" + dir.file("blocked"), dir);
+  CHECK(blocked.exit_code == 1);
+  CHECK_THAT(blocked.output, Catch::Contains("cannot create the folder") && !Catch::Contains("step 1/"));
+  // 600 kB per file: metrics and logs fit, small_cnn's weights (1.7 MB) do not. Ignoring SIGXFSZ
+  // turns the limit into a failing write (EFBIG), as a full disk gives ENOSPC.
+  Run full = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=4 output=" + dir.file("full") + " || exit 9\n"
+                   "(trap '' XFSZ; ulimit -f 600; exec $CVTRAIN --recipe $RECIPE" + common + " train.max_steps=8 output=" +
+                   dir.file("full") + ")",
+                   dir);
+  INFO(full.output);
+  CHECK(full.exit_code == 1);
+  CHECK_THAT(full.output, Catch::Contains("checkpoint at step 6 could not be written") && Catch::Contains("are intact"));
+  namespace fs = std::filesystem;
+  CHECK(fs::exists(dir.file("full/checkpoints/step-00000004/COMPLETE")));
+  CHECK_FALSE(fs::exists(dir.file("full/checkpoints/step-00000006")));
+  CHECK_FALSE(fs::exists(dir.file("full/checkpoints/step-00000006.tmp")));
+}
