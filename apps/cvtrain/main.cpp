@@ -71,9 +71,8 @@ std::string own_executable() {
 }
 
 // Runs the ranks under the supervisor; the job's exit code is the first failed rank's.
-int supervise_ranks(const cvtrain::LaunchPlan& plan, const std::vector<std::string>& command, double grace_s = 10) {
-  cvtrain::SupervisorOptions options;
-  options.grace_s = grace_s;
+int supervise_ranks(const cvtrain::LaunchPlan& plan, const std::vector<std::string>& command,
+                    const cvtrain::SupervisorOptions& options) {
   const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(plan, command), options);
   if (outcome.exit_code == cvtrain::kExitPreempted)
     cvtrain::log::info("stopped on request: the ranks saved a checkpoint and exited {}; run the same command again to resume",
@@ -94,9 +93,18 @@ int launch_ranks(const cvtrain::Recipe& recipe, int argc, char** argv) {
   plan.master_port = d.master_port > 0 ? static_cast<int>(d.master_port) : 29500;
   std::vector<std::string> command{own_executable()};
   command.insert(command.end(), argv + 1, argv + argc);
-  cvtrain::log::info("launching {} rank(s) on this node (node {} of {}), rendezvous at {}:{}", plan.nproc_per_node,
-                     plan.node_rank, plan.nnodes, plan.master_addr, plan.master_port);
-  return supervise_ranks(plan, command);
+  cvtrain::SupervisorOptions options;
+  options.hang_timeout_s = d.hang_timeout_s;
+  for (;; ++plan.attempt) {
+    cvtrain::log::info("launching {} rank(s) on this node (node {} of {}), rendezvous at {}:{}", plan.nproc_per_node,
+                       plan.node_rank, plan.nnodes, plan.master_addr, plan.master_port);
+    const int code = supervise_ranks(plan, command, options);
+    // Success, a requested stop and a recipe error are final; a crash or a hang may be retried.
+    const bool final = code == 0 || code == cvtrain::kExitPreempted || code == cvtrain::kExitRecipeError;
+    if (final || plan.attempt >= d.max_restarts) return code;
+    cvtrain::log::warn("restarting the group ({} of distributed.max_restarts {}) from the newest checkpoint", plan.attempt + 1,
+                       d.max_restarts);
+  }
 }
 
 int run_train(const RecipeArgs& args, int argc, char** argv) {
@@ -131,7 +139,11 @@ void add_launch_args(CLI::App& app, LaunchArgs& args) {
   app.add_option("command", args.command, "PROGRAM [ARGS...], after --")->required();
 }
 
-int run_launch(const LaunchArgs& args) { return supervise_ranks(args.plan, args.command, args.grace_s); }
+int run_launch(const LaunchArgs& args) {
+  cvtrain::SupervisorOptions options;
+  options.grace_s = args.grace_s;
+  return supervise_ranks(args.plan, args.command, options);
+}
 
 struct DataArgs {
   std::string source, destination, format = "auto", device = "cpu";

@@ -177,3 +177,39 @@ TEST_CASE("storage faults: a blocked checkpoint folder fails before training, a 
   CHECK_FALSE(fs::exists(dir.file("full/checkpoints/step-00000006")));
   CHECK_FALSE(fs::exists(dir.file("full/checkpoints/step-00000006.tmp")));
 }
+
+TEST_CASE("kill -9 of one rank with max_restarts 1: the group restarts from the newest checkpoint and ends equal", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=1280 data.val= train.max_steps=40 train.global_batch=64 train.log_every=1"
+                             " checkpoint.every_steps=5 strategy=ddp distributed.nproc_per_node=2";
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("straight") +
+                            " || exit 1\n"
+                            "$CVTRAIN --recipe $RECIPE" + common + " distributed.max_restarts=1 distributed.master_port=" + port() +
+                            " output=" + dir.file("killed") + " &\n"
+                            "pid=$!\n"
+                            "for i in $(seq 600); do grep -q '\"step\": 8,' " + dir.file("killed/metrics.jsonl") +
+                            " 2>/dev/null && break; sleep 0.1; done\n"
+                            "kill -9 $(pgrep -P $pid | tail -1)\n"
+                            "wait $pid\n"
+                            "echo \"job exited $?\"\n",
+                        dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("was killed by signal 9") &&
+                             Catch::Contains("restarting the group (1 of distributed.max_restarts 1) from the newest checkpoint") &&
+                             Catch::Contains("resuming from") && Catch::Contains("job exited 0"));
+  const std::string final_weights = "/checkpoints/step-00000040/model.safetensors";
+  CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("killed") + final_weights));
+}
+
+TEST_CASE("a rank that stops making progress is named and the job stopped", "[e2e]") {
+  TempDir dir;
+  const Run run = shell("CVTRAIN_HANG_RANK=1 CVTRAIN_HANG_STEP=4 $CVTRAIN --recipe $RECIPE data.max_samples=1280 data.val= "
+                        "train.max_steps=40 train.global_batch=64 strategy=ddp distributed.nproc_per_node=2 "
+                        "distributed.hang_timeout_s=3 distributed.master_port=" + port() + " output=" + dir.file("run"),
+                        dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 124);
+  CHECK_THAT(run.output, Catch::Contains("rank 1 made no progress for 3 s, after step 4, while the others are inside step 5"));
+  CHECK(run.seconds < 60);
+}

@@ -24,7 +24,8 @@ std::vector<RankProcess> local_ranks(const LaunchPlan& plan, const std::vector<s
                                  {"LOCAL_WORLD_SIZE", std::to_string(plan.nproc_per_node)},
                                  {"GROUP_RANK", std::to_string(plan.node_rank)},
                                  {"MASTER_ADDR", plan.master_addr},
-                                 {"MASTER_PORT", std::to_string(plan.master_port)}},
+                                 {"MASTER_PORT", std::to_string(plan.master_port)},
+                                 {"TORCHELASTIC_RESTART_COUNT", std::to_string(plan.attempt)}},
                                 fmt::format("rank {}", rank)});
   }
   return ranks;

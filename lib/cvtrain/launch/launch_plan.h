@@ -15,6 +15,7 @@ struct LaunchPlan {
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  int attempt = 0;  // restarts so far: TORCHELASTIC_RESTART_COUNT, as torchrun sets it
 };
 
 // Throws Error when node_rank is outside [0, nnodes) or a count is below 1.

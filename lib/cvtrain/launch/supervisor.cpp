@@ -1,5 +1,6 @@
 // Supervisor event loop: poll() over each rank's output pipe and a self-pipe fed by the signal
-// handler (the only async-signal-safe way to react to signals), waitpid() for exits.
+// handler (the only async-signal-safe way to react to signals), waitpid() for exits, and a look
+// at each rank's progress pipe on every turn (at least every 100 ms).
 #include "cvtrain/launch/supervisor.h"
 
 #include <fcntl.h>
@@ -9,13 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <map>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
+#include "cvtrain/launch/heartbeat.h"
 
 extern char** environ;
 
@@ -60,7 +65,13 @@ struct Child {
   int output = -1;      // read end of its stdout+stderr pipe, -1 once closed
   std::string partial;  // output after the last newline
   bool running = true;
+  int progress = -1;    // read end of its progress pipe (8-byte step numbers), -1 once closed
+  int64_t last_step = -1;  // last progress value (see heartbeat.h); -1: none yet, the hang watch is not armed
+  Stopwatch since_progress;
 };
+
+// The descriptor number the progress pipe gets in a rank (announced in CVTRAIN_PROGRESS_FD).
+constexpr int kProgressFd = 3;
 
 // The child's environment: ours, with the rank's variables replacing any of the same name.
 std::vector<std::string> child_environment(const RankProcess& rank) {
@@ -84,10 +95,13 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }
 
 Child start(const RankProcess& rank) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw Error(fmt::format("supervisor: pipe: {}", std::strerror(errno)));
+  int fds[2], progress[2];
+  if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(progress, O_CLOEXEC) != 0)
+    throw Error(fmt::format("supervisor: pipe: {}", std::strerror(errno)));
   // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
-  std::vector<std::string> argv_strings = rank.argv, env_strings = child_environment(rank);
+  RankProcess with_progress = rank;
+  with_progress.env.emplace_back("CVTRAIN_PROGRESS_FD", std::to_string(kProgressFd));
+  std::vector<std::string> argv_strings = rank.argv, env_strings = child_environment(with_progress);
   std::vector<char*> argv = pointers(argv_strings), envp = pointers(env_strings);
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -98,6 +112,7 @@ Child start(const RankProcess& rank) {
     if (getppid() != parent) _exit(127);  // the supervisor died before prctl took effect
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
+    dup2(progress[1], kProgressFd);  // dup2 clears close-on-exec: the rank inherits it
     execvpe(argv[0], argv.data(), envp.data());
     const std::string message = fmt::format("cannot execute {}: {}\n", argv[0], std::strerror(errno));
     [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, message.data(), message.size());
@@ -105,8 +120,15 @@ Child start(const RankProcess& rank) {
   }
   setpgid(pid, pid);  // also here, so the group exists before the first kill(-pid) whoever runs first
   close(fds[1]);
+  close(progress[1]);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  return Child{rank.label, pid, fds[0], "", true};
+  fcntl(progress[0], F_SETFL, O_NONBLOCK);
+  Child child;
+  child.label = rank.label;
+  child.pid = pid;
+  child.output = fds[0];
+  child.progress = progress[0];
+  return child;
 }
 
 void emit_lines(Child& child, bool flush_partial) {
@@ -143,6 +165,23 @@ void drain(Child& child) {
   emit_lines(child, child.output < 0);
 }
 
+// Takes every step number the rank reported since the last look.
+void read_progress(Child& child) {
+  int64_t steps[512];
+  for (;;) {
+    const ssize_t n = read(child.progress, steps, sizeof steps);
+    if (n >= static_cast<ssize_t>(sizeof(int64_t))) {
+      child.last_step = steps[n / static_cast<ssize_t>(sizeof(int64_t)) - 1];
+      child.since_progress.reset();
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    close(child.progress);
+    child.progress = -1;
+    return;
+  }
+}
+
 std::string describe_status(int status) {
   if (WIFSIGNALED(status))
     return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -159,6 +198,7 @@ class Supervisor {
     while (any_running() || any_output_open()) {
       wait_for_events();
       reap_exited();
+      watch_for_hangs();
       if (stopping_ && !killed_ && stop_clock_.seconds() > options_.grace_s) signal_running(SIGKILL), killed_ = true;
     }
     return outcome_;
@@ -179,8 +219,10 @@ class Supervisor {
   void wait_for_events() {
     std::vector<pollfd> fds{{g_signal_pipe[0], POLLIN, 0}};
     std::vector<Child*> owners{nullptr};
-    for (auto& c : children_)
+    for (auto& c : children_) {
       if (c.output >= 0) fds.push_back({c.output, POLLIN, 0}), owners.push_back(&c);
+      if (c.progress >= 0) read_progress(c);
+    }
     // Output pipes can outlive their process (a grandchild holding them): stop waiting once all exited.
     const int timeout_ms = any_running() ? 100 : 0;
     if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
@@ -212,6 +254,7 @@ class Supervisor {
       if (waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
       c.running = false;
       kill(-c.pid, SIGKILL);  // whatever the rank left running in its group goes with it
+      if (c.progress >= 0) close(c.progress), c.progress = -1;
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
       if (failed && outcome_.failed.empty()) {
         outcome_.failed = c.label;
@@ -220,6 +263,32 @@ class Supervisor {
         stop_others();
       }
     }
+  }
+
+  // A rank that reported steps and then none for hang_timeout_s: the job is stopped, naming the
+  // rank(s) furthest behind (a rank stuck outside a collective leaves the others waiting inside
+  // it one step later).
+  void watch_for_hangs() {
+    if (options_.hang_timeout_s <= 0 || stopping_) return;
+    bool hung = false;
+    int64_t behind = INT64_MAX, ahead = -1;
+    for (const auto& c : children_) {
+      if (!c.running || c.last_step < 0) continue;
+      hung = hung || c.since_progress.seconds() > options_.hang_timeout_s;
+      behind = std::min(behind, c.last_step);
+      ahead = std::max(ahead, c.last_step);
+    }
+    if (!hung) return;
+    std::vector<std::string> laggards;
+    for (const auto& c : children_)
+      if (c.running && c.last_step == behind) laggards.push_back(c.label);
+    outcome_.failed = join(laggards, ", ");
+    outcome_.how = behind == ahead ? fmt::format("made no progress for {:.0f} s, {} (distributed.hang_timeout_s)",
+                                                 options_.hang_timeout_s, describe_progress(behind))
+                                   : fmt::format("made no progress for {:.0f} s, {}, while the others are {} (distributed.hang_timeout_s)",
+                                                 options_.hang_timeout_s, describe_progress(behind), describe_progress(ahead));
+    outcome_.exit_code = kExitHang;
+    stop_others();
   }
 
   void stop_others() {

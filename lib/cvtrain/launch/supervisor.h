@@ -1,6 +1,7 @@
 // Runs one process per rank and watches them: output prefixed by rank, SIGINT/SIGTERM/SIGUSR1
 // forwarded, and on the first failure the others stopped (SIGTERM, then SIGKILL after a grace
-// period). Each rank runs in its own process group, signalled as a whole and emptied when the rank
+// period). Ranks may report their training step through a pipe (see heartbeat.h); one that
+// reported a step and then none for hang_timeout_s is named and the job stopped. Each rank runs in its own process group, signalled as a whole and emptied when the rank
 // exits; ranks die with the supervisor (PR_SET_PDEATHSIG), so no process is left behind.
 #pragma once
 
@@ -17,13 +18,16 @@ struct RankProcess {
 };
 
 struct SupervisorOptions {
-  double grace_s = 10.0;  // SIGTERM -> SIGKILL delay when stopping the others
+  double grace_s = 10.0;         // SIGTERM -> SIGKILL delay when stopping the others
+  double hang_timeout_s = 0.0;   // > 0: stop the job when a reporting rank makes no progress this long
 };
+
+inline constexpr int kExitHang = 124;  // the job's code when the hang watch stopped it (as timeout(1))
 
 struct JobOutcome {
   int exit_code = 0;    // 0 when every rank succeeded; else the first failure's code (128 + signal if killed)
   std::string failed;   // label of the first rank that failed
-  std::string how;      // "exited with code 1", "was killed by signal 9 (Killed)"
+  std::string how;      // "exited with code 1", "was killed by signal 9 (Killed)", "made no progress ..."
 };
 
 // Blocks until every rank has exited. Throws Error when a process cannot be started.

@@ -80,6 +80,8 @@ struct DistributedSpec {
   std::string backend = "auto";         // auto (nccl on CUDA, gloo on CPU) | nccl | gloo
   int64_t timeout_s = 600;              // rendezvous and collective timeout
   double bucket_mb = 25;                // DDP gradient bucket size
+  int64_t max_restarts = 0;             // cvtrain's launcher restarts a failed group this often (from the newest checkpoint)
+  double hang_timeout_s = 900;          // cvtrain's launcher stops a group whose ranks report no step this long; 0 = off
 };
 
 struct CheckpointSpec {

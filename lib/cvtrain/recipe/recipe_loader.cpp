@@ -305,6 +305,8 @@ const std::vector<Field>& schema() {
       field(KEY(distributed.backend), one_of({"auto", "nccl", "gloo"})),
       field(KEY(distributed.timeout_s), at_least(1)),
       field(KEY(distributed.bucket_mb), positive()),
+      field(KEY(distributed.max_restarts), in_range(0, 1000)),
+      field(KEY(distributed.hang_timeout_s), at_least(0)),
       field(KEY(checkpoint.every_steps), at_least(0)),
       field(KEY(checkpoint.every_minutes), at_least(0)),
       field(KEY(checkpoint.keep), at_least(1)),

@@ -27,6 +27,7 @@
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
@@ -236,6 +237,7 @@ class Trainer {
       ++epoch_steps;
       ++step_;
       position_ = TrainPosition{step_, epoch, s + 1, position_.skipped_steps};
+      report_step_done(step_);  // for the supervisor's hang watch
       inject_fault_if_asked();
       const bool log_now = step_ % recipe_.train.log_every == 0 || step_ == total_steps_;
       report_progress(epoch, interval, log_now);
@@ -250,6 +252,7 @@ class Trainer {
   // One optimizer step over `accumulation` micro-batches (its mean loss goes to interval.last_loss);
   // skipped when the loss or a gradient is not finite.
   StepControl optimizer_step(DeviceFeeder& feeder, int64_t epoch, Interval& interval) {
+    report_step_started(step_ + 1);
     const int64_t accumulation = recipe_.train.accumulation;
     optimizer_->zero_grad(/*set_to_none=*/true);
     at::Tensor step_loss = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
@@ -469,14 +472,24 @@ class Trainer {
     }
   }
 
-  // Test aid for supervision: CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with
-  // code 3 right after step S, as a crashing rank would.
+  // Test aids for supervision, first attempt only (a restarted group runs clean):
+  // CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with code 3 right after step S, as
+  // a crashing rank would; CVTRAIN_HANG_RANK=R CVTRAIN_HANG_STEP=S makes it sleep there forever.
   void inject_fault_if_asked() const {
-    const char* rank = std::getenv("CVTRAIN_FAULT_RANK");
-    const char* step = std::getenv("CVTRAIN_FAULT_STEP");
-    if (!rank || !step || std::atoi(rank) != rank_.rank || std::atoll(step) != step_) return;
-    log::error("rank {}: injected fault after step {} (CVTRAIN_FAULT_STEP)", rank_.rank, step_);
-    std::_Exit(3);
+    if (rank_.attempt != 0) return;
+    const auto matches = [&](const char* rank_var, const char* step_var) {
+      const char* rank = std::getenv(rank_var);
+      const char* step = std::getenv(step_var);
+      return rank && step && std::atoi(rank) == rank_.rank && std::atoll(step) == step_;
+    };
+    if (matches("CVTRAIN_FAULT_RANK", "CVTRAIN_FAULT_STEP")) {
+      log::error("rank {}: injected fault after step {} (CVTRAIN_FAULT_STEP)", rank_.rank, step_);
+      std::_Exit(3);
+    }
+    if (matches("CVTRAIN_HANG_RANK", "CVTRAIN_HANG_STEP")) {
+      log::error("rank {}: injected hang after step {} (CVTRAIN_HANG_STEP)", rank_.rank, step_);
+      while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
   }
 
   // Redraws the live line at most five times a second, and only on a terminal.
