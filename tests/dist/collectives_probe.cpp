@@ -21,13 +21,13 @@ int main() {
     const int w = comm->world_size(), r = comm->rank();
     at::Tensor sum = at::full({1000}, static_cast<float>(r + 1));
     at::Tensor other = at::full({10}, static_cast<double>(r));
-    auto pending = comm->all_reduce_sum_async(sum);  // two collectives in flight at once
-    auto pending_other = comm->all_reduce_sum_async(other);
+    auto pending = comm->all_reduce_sum_async(sum, "probe sum");  // two collectives in flight at once
+    auto pending_other = comm->all_reduce_sum_async(other, "probe other");
     pending->wait();
     pending_other->wait();
     at::Tensor root_value = at::full({3}, static_cast<float>(r * 10 + 7));
-    comm->broadcast(root_value, w - 1);
-    comm->barrier();
+    comm->broadcast(root_value, w - 1, "probe broadcast");
+    comm->barrier("probe barrier");
     const bool ok = sum.eq(w * (w + 1) / 2.0f).all().item<bool>() && other.eq(w * (w - 1) / 2.0).all().item<bool>() &&
                     root_value.eq((w - 1) * 10 + 7.0f).all().item<bool>();
     std::printf("%s rank %d of %d\n", ok ? "collectives ok" : "collectives WRONG", r, w);

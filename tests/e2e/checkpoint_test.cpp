@@ -213,3 +213,18 @@ TEST_CASE("a rank that stops making progress is named and the job stopped", "[e2
   CHECK_THAT(run.output, Catch::Contains("rank 1 made no progress for 3 s, after step 4, while the others are inside step 5"));
   CHECK(run.seconds < 60);
 }
+
+TEST_CASE("a collective that times out names itself and the rank on every waiting rank", "[e2e]") {
+  TempDir dir;
+  // The hang watch is off: the collective's own timeout (distributed.timeout_s) has to catch it.
+  const Run run = shell("CVTRAIN_HANG_RANK=1 CVTRAIN_HANG_STEP=4 $CVTRAIN --recipe $RECIPE model.arch=mlp data.max_samples=1280 "
+                        "data.val= train.max_steps=40 train.global_batch=64 strategy=ddp distributed.nproc_per_node=2 "
+                        "distributed.hang_timeout_s=0 distributed.timeout_s=3 distributed.master_port=" + port() + " output=" +
+                            dir.file("run"),
+                        dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.output, Catch::Contains("[rank 0] [cvtrain] error: gradient all-reduce (bucket 1 of 1") &&
+                             Catch::Contains("failed on rank 0 of 2 (gloo)") && Catch::Contains("rank 0 exited with code 1"));
+  CHECK(run.seconds < 60);
+}

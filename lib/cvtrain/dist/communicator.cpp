@@ -22,13 +22,32 @@ namespace cvtrain {
 namespace {
 
 
+// Runs a collective step, turning the backend's failure (a peer gone, a timeout) into an Error
+// that says which collective, on which rank, of how many.
+template <typename Fn>
+auto named(const std::string& what, int rank, int world, const std::string& backend, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const c10::Error& e) {
+    throw Error(fmt::format("{} failed on rank {} of {} ({}): {}", what, rank, world, backend, e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{} failed on rank {} of {} ({}): {}", what, rank, world, backend, e.what()));
+  }
+}
+
 class C10dPending : public PendingCollective {
  public:
-  explicit C10dPending(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
-  void wait() override { work_->wait(); }
+  C10dPending(c10::intrusive_ptr<c10d::Work> work, std::string what, int rank, int world, std::string backend)
+      : work_(std::move(work)), what_(std::move(what)), rank_(rank), world_(world), backend_(std::move(backend)) {}
+  void wait() override {
+    named(what_, rank_, world_, backend_, [&] { work_->wait(); });
+  }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  std::string what_;
+  int rank_, world_;
+  std::string backend_;
 };
 
 class C10dCommunicator : public Communicator {
@@ -38,17 +57,20 @@ class C10dCommunicator : public Communicator {
   int rank() const override { return backend_->getRank(); }
   int world_size() const override { return backend_->getSize(); }
   std::string backend() const override { return name_; }
-  std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor) override {
+  std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor, const std::string& what) override {
     std::vector<at::Tensor> tensors{tensor};
-    return std::make_unique<C10dPending>(backend_->allreduce(tensors));
+    auto work = named(what, rank(), world_size(), name_, [&] { return backend_->allreduce(tensors); });
+    return std::make_unique<C10dPending>(std::move(work), what, rank(), world_size(), name_);
   }
-  void broadcast(at::Tensor& tensor, int root) override {
+  void broadcast(at::Tensor& tensor, int root, const std::string& what) override {
     std::vector<at::Tensor> tensors{tensor};
     c10d::BroadcastOptions options;
     options.rootRank = root;
-    backend_->broadcast(tensors, options)->wait();
+    named(what, rank(), world_size(), name_, [&] { backend_->broadcast(tensors, options)->wait(); });
   }
-  void barrier() override { backend_->barrier()->wait(); }
+  void barrier(const std::string& what) override {
+    named(what, rank(), world_size(), name_, [&] { backend_->barrier()->wait(); });
+  }
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;
@@ -65,9 +87,9 @@ class SingleProcess : public Communicator {
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   std::string backend() const override { return "none"; }
-  std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor&) override { return std::make_unique<Done>(); }
-  void broadcast(at::Tensor&, int) override {}
-  void barrier() override {}
+  std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor&, const std::string&) override { return std::make_unique<Done>(); }
+  void broadcast(at::Tensor&, int, const std::string&) override {}
+  void barrier(const std::string&) override {}
 };
 
 std::string where(const GroupSpec& spec) { return fmt::format("{}:{}", spec.master_addr, spec.master_port); }

@@ -37,11 +37,12 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
   virtual std::string backend() const = 0;
-  // Sum over ranks, in place.
-  virtual std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor) = 0;
-  void all_reduce_sum(at::Tensor& tensor) { all_reduce_sum_async(tensor)->wait(); }
-  virtual void broadcast(at::Tensor& tensor, int root) = 0;
-  virtual void barrier() = 0;
+  // Sum over ranks, in place. `what` names the collective in errors: a failure or a timeout
+  // (GroupSpec::timeout) throws Error naming it, this rank, the world and the backend's reason.
+  virtual std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor, const std::string& what) = 0;
+  void all_reduce_sum(at::Tensor& tensor, const std::string& what) { all_reduce_sum_async(tensor, what)->wait(); }
+  virtual void broadcast(at::Tensor& tensor, int root, const std::string& what) = 0;
+  virtual void barrier(const std::string& what) = 0;
 };
 
 // Joins the group; throws Error naming the address and the ranks that never arrived on timeout.

@@ -79,7 +79,7 @@ class DdpStrategy : public Strategy {
  private:
   void broadcast_from_rank0(std::vector<at::Tensor> tensors) {
     torch::NoGradGuard no_grad;
-    for (auto& t : tensors) comm_.broadcast(t, 0);
+    for (auto& t : tensors) comm_.broadcast(t, 0, "broadcast of parameters and buffers from rank 0");
   }
 
   void build_buckets(int64_t bucket_bytes) {
@@ -120,7 +120,7 @@ class DdpStrategy : public Strategy {
       slot.copy_(grad);
     std::lock_guard<std::mutex> lock(mutex_);
     arrived_[index] = true;
-    if (++bucket.ready == bucket.params.size()) bucket.pending = comm_.all_reduce_sum_async(bucket.flat);
+    if (++bucket.ready == bucket.params.size()) bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(b));
   }
 
   // Parameters that took no part in this backward contribute what they accumulated, or zeros.
@@ -135,7 +135,12 @@ class DdpStrategy : public Strategy {
       else
         slot.zero_();
     }
-    bucket.pending = comm_.all_reduce_sum_async(bucket.flat);
+    bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(static_cast<size_t>(&bucket - buckets_.data())));
+  }
+
+  std::string bucket_name(size_t b) const {
+    return fmt::format("gradient all-reduce (bucket {} of {}, {:.2f} MB)", b + 1, buckets_.size(),
+                       static_cast<double>(buckets_[b].flat.numel() * buckets_[b].flat.element_size()) / 1e6);
   }
 
   torch::nn::Module& model_;
@@ -153,7 +158,7 @@ class DdpStrategy : public Strategy {
 
 void synchronise_batch_norm(torch::nn::Module& model, Communicator& comm) {
   for (const auto& module : model.modules())
-    if (auto* bn = module->as<SyncableBatchNorm2dImpl>()) bn->set_all_reduce([&comm](at::Tensor& t) { comm.all_reduce_sum(t); });
+    if (auto* bn = module->as<SyncableBatchNorm2dImpl>()) bn->set_all_reduce([&comm](at::Tensor& t) { comm.all_reduce_sum(t, "SyncBatchNorm statistics all-reduce"); });
 }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb,

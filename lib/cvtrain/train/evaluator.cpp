@@ -47,7 +47,7 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
     top5 += hits.any(1).sum();
   }
   model.train(was_training);
-  comm.all_reduce_sum(sums);
+  comm.all_reduce_sum(sums, "evaluation all-reduce");
   const at::Tensor totals = sums.cpu();
   const auto n = static_cast<double>(dataset.size());
   return EvalResult{totals[0].item<double>() / n, totals[1].item<double>() / n, totals[2].item<double>() / n,

@@ -169,7 +169,7 @@ class Trainer {
       torch::save(std::static_pointer_cast<torch::nn::Module>(model_), run_->file("model.pt"));
       log::info("done: {} steps in {}; weights in {}", step_, format_duration(summary.seconds), run_->file("model.pt"));
     }
-    comm_->barrier();  // no rank leaves (and tears down the group) while another still needs it
+    comm_->barrier("final barrier");  // no rank leaves (and tears down the group) while another still needs it
     return summary;
   }
 
@@ -245,7 +245,7 @@ class Trainer {
     }
     epoch_seconds_ = epoch_clock.seconds();
     epoch_images_ = epoch_steps * recipe_.train.global_batch;
-    comm_->all_reduce_sum(epoch_loss);  // the mean over ranks, like the log lines
+    comm_->all_reduce_sum(epoch_loss, "epoch loss all-reduce");  // the mean over ranks, like the log lines
     return epoch_loss.item<double>() / static_cast<double>(rank_.world_size * std::max<int64_t>(1, epoch_loss_steps));
   }
 
@@ -314,7 +314,7 @@ class Trainer {
     at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat)) & at::isfinite(grad_norm)).to(at::kFloat),
                                   at::full({}, stop_requested() != 0 ? 1.0f : 0.0f, grad_norm.options()),
                                   at::full({}, save_due ? 1.0f : 0.0f, grad_norm.options())});
-    if (rank_.world_size > 1) comm_->all_reduce_sum(flags);
+    if (rank_.world_size > 1) comm_->all_reduce_sum(flags, fmt::format("step {} control all-reduce", step_ + 1));
     const at::Tensor host = flags.cpu();
     const float* f = host.data_ptr<float>();
     return StepControl{f[0] > 0, f[1] > 0, f[2] > 0};
@@ -361,7 +361,7 @@ class Trainer {
       }
     }
     at::Tensor failed = at::full({1}, failure.empty() ? 0.0f : 1.0f, at::TensorOptions(device_).dtype(at::kFloat));
-    if (rank_.world_size > 1) comm_->all_reduce_sum(failed);
+    if (rank_.world_size > 1) comm_->all_reduce_sum(failed, "checkpoint status all-reduce");
     if (failed.item<float>() > 0) throw Error(failure.empty() ? "rank 0 could not write a checkpoint (see its log)" : failure);
     last_saved_step_ = position_.step;
     save_clock_.reset();
@@ -377,7 +377,7 @@ class Trainer {
       at::Tensor chosen = at::full({1}, -1.0, at::TensorOptions(device_).dtype(at::kDouble));
       if (rank_.rank == 0)
         if (const auto latest = checkpointer_->latest()) chosen.fill_(static_cast<double>(read_position(*latest).step));
-      if (rank_.world_size > 1) comm_->broadcast(chosen, 0);
+      if (rank_.world_size > 1) comm_->broadcast(chosen, 0, "broadcast of the checkpoint to resume from");
       const auto step = static_cast<int64_t>(chosen.item<double>());
       if (step < 0) return;
       folder = checkpointer_->folder_of(step);
@@ -436,7 +436,7 @@ class Trainer {
     if (!log_now && !progress_display_due()) return;
     // Log lines carry the mean over all ranks; every rank reaches them at the same steps.
     if (log_now) {
-      comm_->all_reduce_sum(interval.loss_sum);
+      comm_->all_reduce_sum(interval.loss_sum, "loss all-reduce");
       interval.loss_sum.div_(rank_.world_size);
     }
     // Reading the loss synchronises a GPU: done only for a log line or a (throttled) redraw.
