@@ -68,7 +68,10 @@ run() {
   train_case fp32_small_cnn precision=fp32 train.epochs=3
   train_case bf16_small_cnn precision=bf16 train.epochs=3
   train_case tf32_small_cnn precision=tf32 train.epochs=3
+  train_case fp16_small_cnn precision=fp16 train.epochs=3
   train_case bf16_resnet18_small_stem precision=bf16 train.epochs=2 model.arch=resnet18 model.small_stem=true \
+    train.global_batch=256 optim.lr=0.2
+  train_case fp16_resnet18_small_stem precision=fp16 train.epochs=2 model.arch=resnet18 model.small_stem=true \
     train.global_batch=256 optim.lr=0.2
   echo "== distributed: world size 1 through a real process group (strategy ddp, backend nccl on CUDA)"
   local backend=nccl

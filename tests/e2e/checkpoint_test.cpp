@@ -140,6 +140,27 @@ TEST_CASE("resume skips incomplete and unreadable checkpoints, naming them", "[e
   CHECK_THAT(missing.output, Catch::Contains(dir.file("nowhere")));
 }
 
+TEST_CASE("resume takes a given folder or none, and every_minutes saves on the clock", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.log_every=1";
+  REQUIRE(shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6 checkpoint.every_steps=3 output=" + dir.file("a"), dir)
+              .exit_code == 0);
+  const Run from_path = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=8 checkpoint.resume=" +
+                                  dir.file("a/checkpoints/step-00000003") + " output=" + dir.file("b"), dir);
+  INFO(from_path.output);
+  REQUIRE(from_path.exit_code == 0);
+  CHECK_THAT(from_path.output, Catch::Contains("resuming from " + dir.file("a/checkpoints/step-00000003") + ": step 3 of 8"));
+  const Run fresh = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6 checkpoint.resume=none output=" + dir.file("a"), dir);
+  REQUIRE(fresh.exit_code == 0);
+  CHECK_THAT(fresh.output, !Catch::Contains("resuming") && Catch::Contains("step 1/6"));
+  // A clock that is always due: a checkpoint after every step (each takes far more than 6 ms).
+  const Run clock = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=4 checkpoint.every_minutes=0.0001 "
+                          "checkpoint.keep=10 output=" + dir.file("c"), dir);
+  REQUIRE(clock.exit_code == 0);
+  for (int step = 1; step <= 4; ++step)
+    CHECK(std::filesystem::exists(dir.file("c/checkpoints/step-0000000" + std::to_string(step) + "/COMPLETE")));
+}
+
 TEST_CASE("non-finite steps are skipped and counted and too many in a row stop the run", "[e2e]") {
   TempDir dir;
   const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.log_every=1 checkpoint.every_steps=2";
@@ -227,4 +248,26 @@ TEST_CASE("a collective that times out names itself and the rank on every waitin
   CHECK_THAT(run.output, Catch::Contains("[rank 0] [cvtrain] error: gradient all-reduce (bucket 1 of 1") &&
                              Catch::Contains("failed on rank 0 of 2 (gloo)") && Catch::Contains("rank 0 exited with code 1"));
   CHECK(run.seconds < 60);
+}
+
+TEST_CASE("fp16: overflowing steps are skipped with the scale halved and the scale survives a resume", "[e2e]") {
+  TempDir dir;
+  // max_bad_steps 1: overflow skips must not count as bad steps.
+  const std::string common = " model.arch=mlp precision=fp16 data.max_samples=1280 data.val= train.max_steps=8 train.global_batch=64"
+                             " train.log_every=1 train.max_bad_steps=1";
+  const Run run = shell("CVTRAIN_INF_GRAD_STEPS=2-3 $CVTRAIN --recipe $RECIPE" + common + " output=" + dir.file("straight") + " || exit 1\n"
+                        "CVTRAIN_INF_GRAD_STEPS=2-3 CVTRAIN_STOP_AT_STEP=5 $CVTRAIN --recipe $RECIPE" + common + " output=" +
+                            dir.file("resumed") + "\n"
+                        "$CVTRAIN --recipe $RECIPE" + common + " output=" + dir.file("resumed") + " || exit 1\n",
+                        dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("step 2: fp16 gradients overflowed at loss scale 65536") &&
+                             Catch::Contains("step 3: fp16 gradients overflowed at loss scale 32768"));
+  const std::string straight = read_text(dir.file("straight/metrics.jsonl"));
+  CHECK_THAT(straight, Catch::Contains("\"step\": 8,") && Catch::Contains("\"loss_scale\": 16384") &&
+                           Catch::Contains("\"skipped_steps\": 2"));
+  CHECK_THAT(read_text(dir.file("resumed/checkpoints/step-00000005/state.txt")), Catch::Contains("loss_scale 16384"));
+  CHECK(read_text(dir.file("straight/checkpoints/step-00000008/model.safetensors")) ==
+        read_text(dir.file("resumed/checkpoints/step-00000008/model.safetensors")));
 }

@@ -262,5 +262,5 @@ TEST_CASE("an input-bound run is reported with the fraction of time spent waitin
   CHECK_THAT(run.output, Catch::Contains("warning: input-bound:") && Catch::Contains("Raise data.workers (now 0"));
   const std::vector<double> wait = numbers_after(read_text(dir.file("run/metrics.jsonl")), "data_wait");
   REQUIRE_FALSE(wait.empty());
-  CHECK(wait.back() > 0.5);
+  CHECK(wait.back() > 0.25);  // ~0.95 on an idle machine; lenient for a loaded CI host
 }

@@ -426,7 +426,6 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
                                          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(options.known_archs, ", ")));
   }
   // Honest limits of this build: these values are valid names but their machinery is not here yet.
-  if (r.precision == "fp16") check.fail("precision", "fp16 needs dynamic loss scaling, not available yet; use bf16 or fp32");
   if (r.strategy != "single" && r.strategy != "ddp")
     check.fail("strategy", fmt::format("'{}' needs sharding, not available yet; use single or ddp", r.strategy));
   if (r.strategy == "single" && world > 1)

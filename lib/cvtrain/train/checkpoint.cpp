@@ -94,10 +94,10 @@ void restore_rng_states(const NamedTensors& states, const std::string& file) {
 std::string state_text(const TrainPosition& p, const Recipe& recipe) {
   std::string cuda = "none";
   if (at::hasCUDA()) cuda = std::to_string(at::detail::getCUDAHooks().versionCUDART());
-  return fmt::format("step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nglobal_batch {}\nseed {}\n"
-                     "cvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
-                     p.step, p.epoch, p.batches_done, p.skipped_steps, recipe.train.global_batch, recipe.train.seed, kVersion,
-                     TORCH_VERSION, cuda, nccl_version());
+  return fmt::format("step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nloss_scale {:.17g}\nscale_growth_tracker {}\n"
+                     "global_batch {}\nseed {}\ncvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
+                     p.step, p.epoch, p.batches_done, p.skipped_steps, p.loss_scale, p.scale_growth_tracker, recipe.train.global_batch,
+                     recipe.train.seed, kVersion, TORCH_VERSION, cuda, nccl_version());
 }
 
 int64_t step_of(const fs::path& folder) {
@@ -145,17 +145,20 @@ void Checkpointer::check_writable() const {
 std::string Checkpointer::save(const TrainPosition& position, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                const Recipe& recipe) const {
   const std::string final_dir = folder_of(position.step);
-  if (fs::exists(fs::path(final_dir) / kComplete)) return final_dir;  // this step is saved already
-  const std::string temporary = final_dir + ".tmp";
+  const std::string temporary = final_dir + ".tmp", replaced = final_dir + ".old";
   std::error_code ec;
   try {
     check_writable();
     fs::remove_all(temporary);
-    fs::remove_all(final_dir);  // an unmarked folder of this step: a write that never finished
+    fs::remove_all(replaced);
     fs::create_directories(temporary);
     write_checkpoint_files(temporary, position, model, optimizer, recipe);
+    // A folder of the same step (an earlier run's, or a write that never finished) steps aside
+    // only now, and goes once the new one is in place.
+    if (fs::exists(final_dir)) fs::rename(final_dir, replaced);
     fs::rename(temporary, final_dir);
     fsync_path(root_);
+    fs::remove_all(replaced);
     write_text(final_dir + "/" + kComplete, "complete\n");
     fsync_path(final_dir + "/" + kComplete);
     fsync_path(final_dir);
@@ -221,12 +224,14 @@ TrainPosition read_position(const std::string& folder) {
     const auto it = values.find(key);
     if (it == values.end()) throw Error(fmt::format("{}: no '{}' line", path, key));
     try {
-      return static_cast<int64_t>(std::stoll(it->second));
+      return std::stod(it->second);
     } catch (const std::exception&) {
       throw Error(fmt::format("{}: '{}' is not a number: {}", path, key, it->second));
     }
   };
-  return TrainPosition{number("step"), number("epoch"), number("batches_done"), number("skipped_steps")};
+  const auto whole = [&](const char* key) { return static_cast<int64_t>(number(key)); };
+  return TrainPosition{whole("step"), whole("epoch"), whole("batches_done"), whole("skipped_steps"), number("loss_scale"),
+                       whole("scale_growth_tracker")};
 }
 
 TrainPosition load_checkpoint(const std::string& folder, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {

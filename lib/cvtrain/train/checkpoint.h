@@ -28,6 +28,8 @@ struct TrainPosition {
   int64_t epoch = 0;
   int64_t batches_done = 0;
   int64_t skipped_steps = 0;  // steps skipped for non-finite loss or gradients so far
+  double loss_scale = 0;      // fp16's dynamic loss scale (0: not fp16)
+  int64_t scale_growth_tracker = 0;
 };
 
 class Checkpointer {

@@ -7,11 +7,11 @@
 namespace cvtrain {
 
 AutocastScope::AutocastScope(const std::string& precision, c10::DeviceType device) : device_(device) {
-  if (precision != "bf16") return;
+  if (precision != "bf16" && precision != "fp16") return;
   active_ = true;
   previous_enabled_ = at::autocast::is_autocast_enabled(device_);
   at::autocast::set_autocast_enabled(device_, true);
-  at::autocast::set_autocast_dtype(device_, at::kBFloat16);
+  at::autocast::set_autocast_dtype(device_, precision == "bf16" ? at::kBFloat16 : at::kHalf);
   at::autocast::increment_nesting();
 }
 

@@ -1,4 +1,5 @@
-// Precision modes as scoped settings: autocast for bf16 (CPU or CUDA), TF32 switches for CUDA.
+// Precision modes as scoped settings: autocast for bf16 and fp16 (CPU or CUDA; fp16 also needs the
+// LossScaler), TF32 switches for CUDA.
 #pragma once
 
 #include <c10/core/DeviceType.h>
@@ -7,7 +8,7 @@
 
 namespace cvtrain {
 
-// Enables autocast to bfloat16 for `precision == "bf16"` while alive; a no-op otherwise. Clears
+// Enables autocast to bfloat16 ("bf16") or float16 ("fp16") while alive; a no-op otherwise. Clears
 // the cast cache on exit, as torch.autocast does, so weights re-cast after every optimizer step.
 class AutocastScope {
  public:

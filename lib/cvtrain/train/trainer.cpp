@@ -39,6 +39,7 @@
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/evaluator.h"
+#include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_directory.h"
 
@@ -108,6 +109,7 @@ struct StepControl {
   bool non_finite = false;  // loss or gradients not finite: the update is skipped
   bool stop = false;        // a rank received SIGTERM, SIGUSR1 or SIGINT
   bool save_due = false;    // checkpoint.every_minutes elapsed
+  bool loss_non_finite = false;  // the loss itself (not only the gradients) was inf or NaN
 };
 
 class Trainer {
@@ -137,6 +139,7 @@ class Trainer {
     if (feed_options_.channels_last) to_channels_last(*model_);
     strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb, recipe.model.sync_bn);
     optimizer_ = build_optimizer(recipe.optim, *model_);
+    scaler_ = std::make_unique<LossScaler>(recipe.precision == "fp16", device_);
     steps_per_epoch_ = static_cast<int64_t>(train_set_->size()) / recipe.train.global_batch;
     if (steps_per_epoch_ == 0)
       throw RecipeError({fmt::format("train.global_batch: {} is more than the {} training samples", recipe.train.global_batch,
@@ -266,25 +269,27 @@ class Trainer {
       const at::Tensor loss = forward_loss(*batch, epoch);
       const bool last = micro == accumulation - 1;
       strategy_->before_backward(last);
-      (loss / static_cast<double>(accumulation)).backward();
+      scaler_->scale(loss / static_cast<double>(accumulation)).backward();
       strategy_->after_backward(last);
       step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
     }
     inject_nan_if_asked(step_loss);
     stop_if_asked();
+    const at::Tensor overflow = scaler_->unscale(model_->parameters());  // fp16: inf/NaN in the gradients
     const at::Tensor grad_norm = clip_gradients();
-    const StepControl control = agree_on_control(step_loss, grad_norm);
+    const StepControl control = agree_on_control(step_loss, grad_norm, overflow);
     interval.steps += 1;
     interval.images += recipe_.train.global_batch;
     interval.comm_wait_s += strategy_->take_comm_wait_seconds();
     interval.last_loss = step_loss;
     if (control.non_finite) {
-      skip_step(step_loss);
+      skip_step(step_loss, control);
     } else {
       bad_steps_in_row_ = 0;
       set_learning_rate(*optimizer_, schedule_->at(step_));
       optimizer_->step();
     }
+    scaler_->update(control.non_finite);
     return control;
   }
 
@@ -308,21 +313,32 @@ class Trainer {
   // One small all-reduce per step so every rank takes the same decisions: skip a non-finite step,
   // stop on a signal any rank received, save when rank 0's clock says a checkpoint is due. Reading
   // it synchronises the device once per step, as a loss scaler's inf check does.
-  StepControl agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm) {
+  StepControl agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow) {
     const bool save_due = rank_.rank == 0 && recipe_.checkpoint.every_minutes > 0 &&
                           save_clock_.seconds() >= 60 * recipe_.checkpoint.every_minutes;
-    at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat)) & at::isfinite(grad_norm)).to(at::kFloat),
-                                  at::full({}, stop_requested() != 0 ? 1.0f : 0.0f, grad_norm.options()),
-                                  at::full({}, save_due ? 1.0f : 0.0f, grad_norm.options())});
+    const auto flag = [&](bool value) { return at::full({}, value ? 1.0f : 0.0f, grad_norm.options()); };
+    at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat))).to(at::kFloat),
+                                  (at::logical_not(at::isfinite(grad_norm)) | (overflow.sum() > 0)).to(at::kFloat),
+                                  flag(stop_requested() != 0), flag(save_due)});
     if (rank_.world_size > 1) comm_->all_reduce_sum(flags, fmt::format("step {} control all-reduce", step_ + 1));
     const at::Tensor host = flags.cpu();
     const float* f = host.data_ptr<float>();
-    return StepControl{f[0] > 0, f[1] > 0, f[2] > 0};
+    StepControl control{f[0] > 0 || f[1] > 0, f[2] > 0, f[3] > 0};
+    control.loss_non_finite = f[0] > 0;
+    return control;
   }
 
-  void skip_step(const at::Tensor& step_loss) {
+  // With fp16, gradients that overflowed at a finite loss are the loss scaler's business: the
+  // step is skipped and the scale halved, without counting towards train.max_bad_steps.
+  void skip_step(const at::Tensor& step_loss, const StepControl& control) {
     optimizer_->zero_grad(/*set_to_none=*/true);
     ++position_.skipped_steps;
+    if (scaler_->enabled() && !control.loss_non_finite) {
+      if (rank_.rank == 0)
+        log::info("step {}: fp16 gradients overflowed at loss scale {}; step skipped, scale halved ({} skipped in all)", step_ + 1,
+                  scaler_->state().scale, position_.skipped_steps);
+      return;
+    }
     ++bad_steps_in_row_;
     const double loss = step_loss.item<double>();
     if (rank_.rank == 0)
@@ -354,6 +370,9 @@ class Trainer {
     std::string failure;
     if (rank_.rank == 0) {
       try {
+        const LossScalerState scaler = scaler_->state();
+        position_.loss_scale = scaler_->enabled() ? scaler.scale : 0;
+        position_.scale_growth_tracker = scaler.growth_tracker;
         const std::string folder = checkpointer_->save(position_, *model_, *optimizer_, recipe_);
         log::info("checkpoint: {}", folder);
       } catch (const Error& e) {
@@ -383,6 +402,8 @@ class Trainer {
       folder = checkpointer_->folder_of(step);
     }
     position_ = load_checkpoint(folder, *model_, *optimizer_);
+    if (scaler_->enabled() && position_.loss_scale > 0)
+      scaler_ = std::make_unique<LossScaler>(true, device_, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
     step_ = last_saved_step_ = position_.step;
     if (rank_.rank == 0)
       log::info("resuming from {}: step {} of {} (epoch {}, {} of its {} batches done)", folder, step_, total_steps_,
@@ -444,11 +465,14 @@ class Trainer {
     if (rank_.rank == 0) progress_.update(state, log_now);
     if (!log_now) return;
     warn_if_input_bound(state.data_wait, epoch);
-    if (metrics_)
-      metrics_->write({{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
-                       {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait},
-                       {"comm_wait", interval.comm_wait_s / std::max(elapsed, 1e-9)},
-                       {"step_s", elapsed / static_cast<double>(interval.steps)}});
+    if (metrics_) {
+      MetricRecord record{{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
+                          {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait},
+                          {"comm_wait", interval.comm_wait_s / std::max(elapsed, 1e-9)},
+                          {"step_s", elapsed / static_cast<double>(interval.steps)}};
+      if (scaler_->enabled()) record.emplace_back("loss_scale", scaler_->state().scale);
+      metrics_->write(record);
+    }
     interval = Interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
   }
@@ -460,16 +484,20 @@ class Trainer {
     if (at && std::atoll(at) == step_ + 1) request_stop(SIGTERM);
   }
 
-  // Test aid for numerics: CVTRAIN_NAN_STEPS=A-B makes the loss of steps A to B (1-based) NaN.
+  // Test aids for numerics, steps A to B (1-based): CVTRAIN_NAN_STEPS=A-B makes the loss and the
+  // gradients NaN; CVTRAIN_INF_GRAD_STEPS=A-B makes only the gradients inf, as an fp16 overflow does.
   void inject_nan_if_asked(at::Tensor& step_loss) const {
-    const char* range = std::getenv("CVTRAIN_NAN_STEPS");
-    if (!range) return;
-    long long first = 0, last = 0;
-    if (std::sscanf(range, "%lld-%lld", &first, &last) == 2 && step_ + 1 >= first && step_ + 1 <= last) {
-      step_loss.fill_(std::numeric_limits<double>::quiet_NaN());
-      for (auto& p : model_->parameters())
-        if (p.grad().defined()) p.mutable_grad().fill_(std::numeric_limits<float>::quiet_NaN());
-    }
+    const auto in_range = [&](const char* name) {
+      const char* range = std::getenv(name);
+      long long first = 0, last = 0;
+      return range && std::sscanf(range, "%lld-%lld", &first, &last) == 2 && step_ + 1 >= first && step_ + 1 <= last;
+    };
+    const bool nan = in_range("CVTRAIN_NAN_STEPS"), inf = in_range("CVTRAIN_INF_GRAD_STEPS");
+    if (!nan && !inf) return;
+    if (nan) step_loss.fill_(std::numeric_limits<double>::quiet_NaN());
+    for (auto& p : model_->parameters())
+      if (p.grad().defined())
+        p.mutable_grad().fill_(nan ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity());
   }
 
   // Test aids for supervision, first attempt only (a restarted group runs clean):
@@ -539,6 +567,7 @@ class Trainer {
   std::unique_ptr<Checkpointer> checkpointer_;
   TrainPosition position_;
   int64_t bad_steps_in_row_ = 0;
+  std::unique_ptr<LossScaler> scaler_;
   int64_t last_saved_step_ = -1;
   Stopwatch save_clock_;
   std::shared_ptr<Classifier> model_;
