@@ -405,7 +405,12 @@ class Trainer {
     if (scaler_->enabled() && position_.loss_scale > 0)
       scaler_ = std::make_unique<LossScaler>(true, device_, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
     step_ = last_saved_step_ = position_.step;
-    if (rank_.rank == 0)
+    if (rank_.rank != 0) return;
+    if (step_ >= total_steps_)
+      log::info("{} is the end of this run (step {} of {}): nothing left to train. checkpoint.resume=none trains again "
+                "from scratch; a larger train.epochs or train.max_steps continues.",
+                folder, step_, total_steps_);
+    else
       log::info("resuming from {}: step {} of {} (epoch {}, {} of its {} batches done)", folder, step_, total_steps_,
                 position_.epoch + 1, position_.batches_done, steps_per_epoch_);
   }
