@@ -6,6 +6,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/classifier.h"
+#include "cvtrain/models/flops.h"
 #include "cvtrain/models/registry.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -62,4 +63,19 @@ TEST_CASE("ResNets match torchvision's parameter counts and names", "[models]") 
 TEST_CASE("an unknown architecture is a recipe error with suggestions", "[models]") {
   CHECK_THROWS_AS(build_model(spec("resnet51", 10, 32), 3), RecipeError);
   CHECK_THROWS_WITH(build_model(spec("resnet51", 10, 32), 3), Catch::Contains("did you mean"));
+}
+
+TEST_CASE("forward FLOPs match the published figures", "[models]") {
+  // torchvision's model cards: ResNet-18 1.81, ResNet-34 3.66, ResNet-50 4.09 GMACs at 224x224
+  // (convolutions and the classifier; a multiply-add is 2 FLOPs here).
+  for (const auto& [arch, gmacs] : {std::pair{"resnet18", 1.81}, std::pair{"resnet34", 3.66}, std::pair{"resnet50", 4.09}}) {
+    auto model = build_model(spec(arch, 1000, 224), 3);
+    const double flops = forward_flops_per_image(*model, 3, 224);
+    INFO(arch << ": " << flops / 2e9 << " GMACs");
+    CHECK(flops / 2e9 == Approx(gmacs).epsilon(0.01));
+  }
+  // The MLP by hand: 784 -> 256 -> 10; counting leaves the model in the mode it was in.
+  auto mlp = build_model(spec("mlp", 10, 28), 1);
+  CHECK(forward_flops_per_image(*mlp, 1, 28) == 2.0 * (784 * 256 + 256 * 10));
+  CHECK(mlp->is_training());
 }

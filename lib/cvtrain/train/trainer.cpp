@@ -31,6 +31,7 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
+#include "cvtrain/models/flops.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/optim/lr_schedule.h"
@@ -137,6 +138,7 @@ class Trainer {
     model_->to(device_);
     feed_options_.channels_last = recipe.train.channels_last && model_->is_convolutional();
     if (feed_options_.channels_last) to_channels_last(*model_);
+    flops_per_image_ = forward_flops_per_image(*model_, in_channels(), recipe.model.image_size);
     strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb, recipe.model.sync_bn);
     optimizer_ = build_optimizer(recipe.optim, *model_);
     scaler_ = std::make_unique<LossScaler>(recipe.precision == "fp16", device_);
@@ -151,10 +153,11 @@ class Trainer {
 
   TrainSummary run() {
     if (rank_.rank == 0)
-      log::info("training {} on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} images ({} x {} accumulation x {} ranks), precision {}",
-                recipe_.model.arch, recipe_.data.train, train_set_->size(), train_set_->num_classes(), rank_.world_size,
-                device_.str(), comm_->backend(), total_steps_, recipe_.train.global_batch, recipe_.train.micro_batch,
-                recipe_.train.accumulation, rank_.world_size, recipe_.precision);
+      log::info("training {} ({:.2f} GFLOPs per image forward) on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} "
+                "images ({} x {} accumulation x {} ranks), precision {}",
+                recipe_.model.arch, flops_per_image_ / 1e9, recipe_.data.train, train_set_->size(), train_set_->num_classes(),
+                rank_.world_size, device_.str(), comm_->backend(), total_steps_, recipe_.train.global_batch,
+                recipe_.train.micro_batch, recipe_.train.accumulation, rank_.world_size, recipe_.precision);
     resume_if_asked();
     Stopwatch total;
     TrainSummary summary;
@@ -474,7 +477,9 @@ class Trainer {
       MetricRecord record{{"kind", std::string("train")}, {"epoch", epoch + 1}, {"step", step_}, {"loss", state.loss},
                           {"lr", state.lr}, {"images_per_s", state.images_per_s}, {"data_wait", state.data_wait},
                           {"comm_wait", interval.comm_wait_s / std::max(elapsed, 1e-9)},
-                          {"step_s", elapsed / static_cast<double>(interval.steps)}};
+                          {"step_s", elapsed / static_cast<double>(interval.steps)},
+                          // forward + backward is about 3 forwards: the job's achieved rate, for MFU
+                          {"train_tflops", 3 * flops_per_image_ * state.images_per_s / 1e12}};
       if (scaler_->enabled()) record.emplace_back("loss_scale", scaler_->state().scale);
       metrics_->write(record);
     }
@@ -572,6 +577,7 @@ class Trainer {
   std::unique_ptr<Checkpointer> checkpointer_;
   TrainPosition position_;
   int64_t bad_steps_in_row_ = 0;
+  double flops_per_image_ = 0;
   std::unique_ptr<LossScaler> scaler_;
   int64_t last_saved_step_ = -1;
   Stopwatch save_clock_;
