@@ -64,18 +64,23 @@ TEST_CASE("a rank killed by a signal is reported as such", "[e2e]") {
 
 TEST_CASE("SIGTERM to the launcher reaches every rank", "[e2e]") {
   TempDir dir;
+  // The signal goes out once both ranks said they are ready (a loaded machine can take seconds to
+  // start the launcher, and a signal before its handlers exist would simply kill it).
   const Run run = shell("$CVTRAIN launch --nproc-per-node 2 -- bash -c '"
-                        "trap \"echo got TERM; exit 0\" TERM; echo ready; for i in $(seq 100); do sleep 0.1; done' &\n"
-                        "pid=$!\n"
-                        "sleep 1.5\n"
-                        "kill -TERM $pid\n"
-                        "wait $pid\n"
-                        "echo launcher exit $?\n",
+                        "trap \"echo got TERM; exit 0\" TERM; echo ready; for i in $(seq 300); do sleep 0.1; done' > " +
+                            dir.file("launcher.log") + " 2>&1 &\n"
+                            "pid=$!\n"
+                            "for i in $(seq 300); do [ \"$(grep -c ready " + dir.file("launcher.log") +
+                            ")\" = 2 ] && break; sleep 0.1; done\n"
+                            "kill -TERM $pid\n"
+                            "wait $pid\n"
+                            "echo launcher exit $?\n"
+                            "cat " + dir.file("launcher.log") + "\n",
                         dir);
   INFO(run.output);
   CHECK_THAT(run.output, Catch::Contains("[rank 0] got TERM") && Catch::Contains("[rank 1] got TERM") &&
                              Catch::Contains("launcher exit 0"));
-  CHECK(run.seconds < 10);
+  CHECK(run.seconds < 25);  // the ranks would otherwise run their 30 s loop to the end
 }
 
 TEST_CASE("a program that cannot be started fails the job", "[e2e]") {

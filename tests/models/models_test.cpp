@@ -79,3 +79,19 @@ TEST_CASE("forward FLOPs match the published figures", "[models]") {
   CHECK(forward_flops_per_image(*mlp, 1, 28) == 2.0 * (784 * 256 + 256 * 10));
   CHECK(mlp->is_training());
 }
+
+TEST_CASE("ViTs match timm's parameter counts, names and FLOPs", "[models]") {
+  // timm.create_model('vit_{tiny,small,base}_patch16_224').num_parameters, 1000 classes.
+  CHECK(parameter_count(*build_model(spec("vit_tiny_patch16", 1000, 224), 3)) == 5717416);
+  CHECK(parameter_count(*build_model(spec("vit_small_patch16", 1000, 224), 3)) == 22050664);
+  auto base = build_model(spec("vit_base_patch16", 1000, 224), 3);
+  CHECK(parameter_count(*base) == 86567656);
+  const auto params = base->named_parameters();
+  for (const char* name : {"cls_token", "pos_embed", "patch_embed.proj.weight", "blocks.0.norm1.weight", "blocks.11.attn.qkv.weight",
+                           "blocks.11.attn.proj.bias", "blocks.5.mlp.fc1.weight", "blocks.5.mlp.fc2.bias", "norm.bias", "head.weight"})
+    CHECK(params.contains(name));
+  CHECK(params["pos_embed"].sizes() == at::IntArrayRef({1, 197, 768}));
+  // ViT-B/16 at 224: 17.56 GMACs (the usual "17.6 GFLOPs" counts multiply-adds).
+  CHECK(forward_flops_per_image(*base, 3, 224) / 2e9 == Approx(17.56).epsilon(0.01));
+  CHECK_THROWS_WITH(build_model(spec("vit_base_patch16", 10, 28), 3), Catch::Contains("model.image_size: 28"));
+}

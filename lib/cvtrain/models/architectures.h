@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "cvtrain/models/classifier.h"
 
@@ -13,5 +14,7 @@ std::shared_ptr<Classifier> make_small_cnn(const ModelSpec& spec, int64_t in_cha
 std::shared_ptr<Classifier> make_mlp(const ModelSpec& spec, int64_t in_channels);
 // depth: 18, 34 or 50 (torchvision layout and parameter names).
 std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_t in_channels);
+// variant: tiny, small, base or large, patch 16 (timm layout and parameter names).
+std::shared_ptr<Classifier> make_vit(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 
 }  // namespace cvtrain

@@ -23,6 +23,10 @@ const std::map<std::string, Factory>& factories() {
       {"resnet18", [](const ModelSpec& s, int64_t c) { return make_resnet(18, s, c); }},
       {"resnet34", [](const ModelSpec& s, int64_t c) { return make_resnet(34, s, c); }},
       {"resnet50", [](const ModelSpec& s, int64_t c) { return make_resnet(50, s, c); }},
+      {"vit_tiny_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("tiny", s, c); }},
+      {"vit_small_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("small", s, c); }},
+      {"vit_base_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("base", s, c); }},
+      {"vit_large_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("large", s, c); }},
   };
   return table;
 }

@@ -14,6 +14,7 @@ struct ModelSpec {
   int64_t in_channels = 0;         // 0: take it from the data
   bool small_stem = false;         // ResNet: 3x3 stride-1 stem without max-pool, for small images
   bool sync_bn = false;            // ddp: BatchNorm statistics over the global batch, not each rank's
+  double drop_path = 0.0;          // ViT: stochastic depth rate of the last block (rising linearly from 0)
 };
 
 struct DataSpec {

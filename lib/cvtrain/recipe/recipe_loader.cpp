@@ -254,6 +254,7 @@ const std::vector<Field>& schema() {
       field(KEY(model.in_channels), in_range(0, 64)),
       field(KEY(model.small_stem)),
       field(KEY(model.sync_bn)),
+      field(KEY(model.drop_path), in_range(0, 1)),
       field(KEY(data.format), one_of({"idx", "imagefolder", "shards"})),
       field(KEY(data.train)),
       field(KEY(data.val)),
