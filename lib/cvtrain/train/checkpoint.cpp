@@ -64,7 +64,8 @@ std::vector<std::pair<std::string, at::Tensor>> model_tensors(torch::nn::Module&
 
 std::vector<c10::Device> generator_devices() {
   std::vector<c10::Device> devices{c10::Device(c10::kCPU)};
-  for (size_t i = 0; i < torch::cuda::device_count(); ++i) devices.emplace_back(c10::kCUDA, static_cast<c10::DeviceIndex>(i));
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  for (int i = 0; i < count; ++i) devices.emplace_back(c10::kCUDA, static_cast<c10::DeviceIndex>(i));
   return devices;
 }
 
