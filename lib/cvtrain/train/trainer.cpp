@@ -11,10 +11,7 @@
 
 #include <fmt/format.h>
 
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <thread>
 
 #include "cvtrain/core/error.h"
@@ -40,6 +37,7 @@
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/evaluator.h"
+#include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_directory.h"
@@ -244,7 +242,7 @@ class Trainer {
       ++step_;
       position_ = TrainPosition{step_, epoch, s + 1, position_.skipped_steps};
       report_step_done(step_);  // for the supervisor's hang watch
-      inject_fault_if_asked();
+      inject_rank_fault(rank_.rank, rank_.attempt, step_);
       const bool log_now = step_ % recipe_.train.log_every == 0 || step_ == total_steps_;
       report_progress(epoch, interval, log_now);
       save_or_stop(control);
@@ -276,8 +274,8 @@ class Trainer {
       strategy_->after_backward(last);
       step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
     }
-    inject_nan_if_asked(step_loss);
-    stop_if_asked();
+    inject_non_finite(step_ + 1, step_loss, model_->parameters());
+    inject_stop_request(step_ + 1);
     const at::Tensor overflow = scaler_->unscale(model_->parameters());  // fp16: inf/NaN in the gradients
     const at::Tensor grad_norm = clip_gradients();
     const StepControl control = agree_on_control(step_loss, grad_norm, overflow);
@@ -485,49 +483,6 @@ class Trainer {
     }
     interval = Interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
-  }
-
-  // Test aid for preemption at an exact step: CVTRAIN_STOP_AT_STEP=S acts as if a SIGTERM arrived
-  // during step S.
-  void stop_if_asked() const {
-    const char* at = std::getenv("CVTRAIN_STOP_AT_STEP");
-    if (at && std::atoll(at) == step_ + 1) request_stop(SIGTERM);
-  }
-
-  // Test aids for numerics, steps A to B (1-based): CVTRAIN_NAN_STEPS=A-B makes the loss and the
-  // gradients NaN; CVTRAIN_INF_GRAD_STEPS=A-B makes only the gradients inf, as an fp16 overflow does.
-  void inject_nan_if_asked(at::Tensor& step_loss) const {
-    const auto in_range = [&](const char* name) {
-      const char* range = std::getenv(name);
-      long long first = 0, last = 0;
-      return range && std::sscanf(range, "%lld-%lld", &first, &last) == 2 && step_ + 1 >= first && step_ + 1 <= last;
-    };
-    const bool nan = in_range("CVTRAIN_NAN_STEPS"), inf = in_range("CVTRAIN_INF_GRAD_STEPS");
-    if (!nan && !inf) return;
-    if (nan) step_loss.fill_(std::numeric_limits<double>::quiet_NaN());
-    for (auto& p : model_->parameters())
-      if (p.grad().defined())
-        p.mutable_grad().fill_(nan ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity());
-  }
-
-  // Test aids for supervision, first attempt only (a restarted group runs clean):
-  // CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with code 3 right after step S, as
-  // a crashing rank would; CVTRAIN_HANG_RANK=R CVTRAIN_HANG_STEP=S makes it sleep there forever.
-  void inject_fault_if_asked() const {
-    if (rank_.attempt != 0) return;
-    const auto matches = [&](const char* rank_var, const char* step_var) {
-      const char* rank = std::getenv(rank_var);
-      const char* step = std::getenv(step_var);
-      return rank && step && std::atoi(rank) == rank_.rank && std::atoll(step) == step_;
-    };
-    if (matches("CVTRAIN_FAULT_RANK", "CVTRAIN_FAULT_STEP")) {
-      log::error("rank {}: injected fault after step {} (CVTRAIN_FAULT_STEP)", rank_.rank, step_);
-      std::_Exit(3);
-    }
-    if (matches("CVTRAIN_HANG_RANK", "CVTRAIN_HANG_STEP")) {
-      log::error("rank {}: injected hang after step {} (CVTRAIN_HANG_STEP)", rank_.rank, step_);
-      while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
-    }
   }
 
   // Redraws the live line at most five times a second, and only on a terminal.

@@ -1,0 +1,59 @@
+// The test aids of fault_injection.h.
+#include "cvtrain/train/fault_injection.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <thread>
+
+#include "cvtrain/core/log.h"
+#include "cvtrain/launch/stop_request.h"
+
+namespace cvtrain {
+namespace {
+
+bool step_in_range(const char* variable, int64_t step) {
+  const char* range = std::getenv(variable);
+  long long first = 0, last = 0;
+  return range && std::sscanf(range, "%lld-%lld", &first, &last) == 2 && step >= first && step <= last;
+}
+
+bool rank_and_step(const char* rank_variable, const char* step_variable, int rank, int64_t step) {
+  const char* r = std::getenv(rank_variable);
+  const char* s = std::getenv(step_variable);
+  return r && s && std::atoi(r) == rank && std::atoll(s) == step;
+}
+
+}  // namespace
+
+void inject_rank_fault(int rank, int attempt, int64_t step) {
+  if (attempt != 0) return;
+  if (rank_and_step("CVTRAIN_FAULT_RANK", "CVTRAIN_FAULT_STEP", rank, step)) {
+    log::error("rank {}: injected fault after step {} (CVTRAIN_FAULT_STEP)", rank, step);
+    std::_Exit(3);
+  }
+  if (rank_and_step("CVTRAIN_HANG_RANK", "CVTRAIN_HANG_STEP", rank, step)) {
+    log::error("rank {}: injected hang after step {} (CVTRAIN_HANG_STEP)", rank, step);
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+void inject_stop_request(int64_t step) {
+  const char* at = std::getenv("CVTRAIN_STOP_AT_STEP");
+  if (at && std::atoll(at) == step) request_stop(SIGTERM);
+}
+
+void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at::Tensor>& parameters) {
+  const bool nan = step_in_range("CVTRAIN_NAN_STEPS", step), inf = step_in_range("CVTRAIN_INF_GRAD_STEPS", step);
+  if (!nan && !inf) return;
+  if (nan) step_loss.fill_(std::numeric_limits<double>::quiet_NaN());
+  for (const auto& p : parameters)
+    if (p.grad().defined())
+      p.grad().fill_(nan ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity());
+}
+
+}  // namespace cvtrain

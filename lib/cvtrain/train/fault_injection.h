@@ -1,0 +1,25 @@
+// Test aids, read from environment variables, that make a run fail the ways real runs fail (a
+// crashing or hanging rank, a signal at an exact step, non-finite numbers), so the end-to-end
+// tests can prove recovery. Unset variables cost one getenv per call.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace cvtrain {
+
+// After step `step` (first attempt only: a restarted group runs clean):
+// CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with code 3, as a crash would;
+// CVTRAIN_HANG_RANK=R CVTRAIN_HANG_STEP=S makes it sleep there forever.
+void inject_rank_fault(int rank, int attempt, int64_t step);
+
+// During step `step` (1-based): CVTRAIN_STOP_AT_STEP=S acts as if a SIGTERM arrived.
+void inject_stop_request(int64_t step);
+
+// During step `step` (1-based), steps A to B: CVTRAIN_NAN_STEPS=A-B makes the loss and the
+// gradients NaN; CVTRAIN_INF_GRAD_STEPS=A-B makes only the gradients inf, as an fp16 overflow does.
+void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at::Tensor>& parameters);
+
+}  // namespace cvtrain
