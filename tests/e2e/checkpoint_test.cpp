@@ -271,3 +271,19 @@ TEST_CASE("fp16: overflowing steps are skipped with the scale halved and the sca
   CHECK(read_text(dir.file("straight/checkpoints/step-00000008/model.safetensors")) ==
         read_text(dir.file("resumed/checkpoints/step-00000008/model.safetensors")));
 }
+
+TEST_CASE("a checkpoint's weights file starts another run through model.pretrained", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.max_steps=2";
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " output=" + dir.file("first") + " || exit 1\n"
+                        "$CVTRAIN --recipe $RECIPE" + common + " model.pretrained=" +
+                            dir.file("first/checkpoints/step-00000002/model.safetensors") + " output=" + dir.file("second") + "\n"
+                        "$CVTRAIN --recipe $RECIPE" + common + " model.pretrained=" + dir.file("none.safetensors") + " output=" +
+                            dir.file("third") + "\n"
+                        "echo \"missing file exited $?\"\n",
+                        dir);
+  INFO(run.output);
+  CHECK_THAT(run.output, Catch::Contains("weights from " + dir.file("first/checkpoints/step-00000002/model.safetensors")));
+  CHECK_THAT(run.output, Catch::Contains("model.pretrained: '" + dir.file("none.safetensors") + "' is not a file") &&
+                             Catch::Contains("missing file exited 2"));
+}

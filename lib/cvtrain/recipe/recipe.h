@@ -15,6 +15,8 @@ struct ModelSpec {
   bool small_stem = false;         // ResNet: 3x3 stride-1 stem without max-pool, for small images
   bool sync_bn = false;            // ddp: BatchNorm statistics over the global batch, not each rank's
   double drop_path = 0.0;          // ViT: stochastic depth rate of the last block (rising linearly from 0)
+  std::string pretrained;          // safetensors file with torchvision/timm key names to start from
+  bool pretrained_strict = true;   // missing or unexpected keys in `pretrained` are an error
 };
 
 struct DataSpec {

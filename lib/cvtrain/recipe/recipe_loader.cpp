@@ -255,6 +255,8 @@ const std::vector<Field>& schema() {
       field(KEY(model.small_stem)),
       field(KEY(model.sync_bn)),
       field(KEY(model.drop_path), in_range(0, 1)),
+      field(KEY(model.pretrained)),
+      field(KEY(model.pretrained_strict)),
       field(KEY(data.format), one_of({"idx", "imagefolder", "shards"})),
       field(KEY(data.train)),
       field(KEY(data.val)),
@@ -402,6 +404,9 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const int world = options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   resolve_batch(r.train, world, check);
   if (r.data.train.empty()) check.fail("data.train", "no training data given");
+  std::error_code missing_file;
+  if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
+    check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
   if (r.checkpoint.resume.empty()) check.fail("checkpoint.resume", "expected auto, none or the path of a checkpoint folder");
   if (options.check_paths) check_paths(r, check);
   if (r.data.mean.size() != r.data.std.size())

@@ -17,6 +17,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/rng.h"
+#include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/batch_mix.h"
@@ -29,6 +30,7 @@
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/flops.h"
+#include "cvtrain/models/pretrained.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/optim/lr_schedule.h"
@@ -133,6 +135,7 @@ class Trainer {
     torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
     configure_tf32(recipe.precision);
     model_ = build_model(recipe.model, in_channels());
+    if (!recipe.model.pretrained.empty()) start_from_pretrained();
     model_->to(device_);
     feed_options_.channels_last = recipe.train.channels_last && model_->is_convolutional();
     if (feed_options_.channels_last) to_channels_last(*model_);
@@ -200,6 +203,17 @@ class Trainer {
     feed_options_.std = data.std;
     loader_options_.transform.image_size = recipe_.model.image_size;
     loader_options_.transform.seed = static_cast<uint64_t>(recipe_.train.seed);
+  }
+
+  void start_from_pretrained() {
+    const PretrainedReport report = load_pretrained(*model_, recipe_.model.pretrained, recipe_.model.pretrained_strict);
+    if (rank_.rank != 0) return;
+    log::info("weights from {}{}{}", recipe_.model.pretrained,
+              report.reinitialised.empty() ? "" : "; new head for " + std::to_string(recipe_.model.num_classes) + " classes: " +
+                                                     join(report.reinitialised, ", "),
+              report.position_embedding_resized ? "; position embedding interpolated to the new image size" : "");
+    if (!report.missing.empty()) log::warn("not in {} (left as initialised): {}", recipe_.model.pretrained, join(report.missing, ", "));
+    if (!report.unexpected.empty()) log::warn("in {} but not in the model (ignored): {}", recipe_.model.pretrained, join(report.unexpected, ", "));
   }
 
   int64_t in_channels() const {

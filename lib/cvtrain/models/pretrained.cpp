@@ -1,0 +1,76 @@
+// load_pretrained: name-by-name copy with the two adaptations fine-tuning needs.
+#include "cvtrain/models/pretrained.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <map>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/models/safetensors.h"
+
+namespace cvtrain {
+namespace {
+
+// The classifier head of torchvision's ResNets ("fc.") and timm's models ("head.").
+bool is_head(const std::string& name) { return name.rfind("fc.", 0) == 0 || name.rfind("head.", 0) == 0; }
+
+std::string shape_text(const at::Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
+
+// [1, 1 + n*n, D] -> [1, 1 + m*m, D]: the class token's row kept, the n x n grid resized bicubically
+// to m x m, as timm's resample_abs_pos_embed does.
+at::Tensor resize_position_embedding(const at::Tensor& source, const at::Tensor& target) {
+  const int64_t width = source.size(2);
+  const auto n = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(source.size(1) - 1))));
+  const auto m = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(target.size(1) - 1))));
+  if (n * n + 1 != source.size(1) || m * m + 1 != target.size(1) || width != target.size(2)) return at::Tensor();
+  const at::Tensor grid = source.narrow(1, 1, n * n).reshape({1, n, n, width}).permute({0, 3, 1, 2}).to(at::kFloat);
+  const at::Tensor resized = at::upsample_bicubic2d(grid, {m, m}, /*align_corners=*/false);
+  return at::cat({source.narrow(1, 0, 1).to(at::kFloat), resized.permute({0, 2, 3, 1}).reshape({1, m * m, width})}, 1);
+}
+
+}  // namespace
+
+PretrainedReport load_pretrained(Classifier& model, const std::string& file, bool strict) {
+  std::map<std::string, at::Tensor> saved;
+  for (auto& [name, tensor] : read_safetensors(file)) saved.emplace(name, tensor);
+  PretrainedReport report;
+  torch::NoGradGuard no_grad;
+  std::vector<std::pair<std::string, at::Tensor>> targets;
+  for (const auto& item : model.named_parameters(true)) targets.emplace_back(item.key(), item.value());
+  for (const auto& item : model.named_buffers(true)) targets.emplace_back(item.key(), item.value());
+  for (auto& [name, target] : targets) {
+    const auto it = saved.find(name);
+    if (it == saved.end()) {
+      report.missing.push_back(name);
+      continue;
+    }
+    at::Tensor source = it->second;
+    saved.erase(it);
+    if (source.sizes() != target.sizes()) {
+      if (is_head(name)) {
+        report.reinitialised.push_back(name);
+        continue;
+      }
+      at::Tensor resized = name == "pos_embed" ? resize_position_embedding(source, target) : at::Tensor();
+      if (!resized.defined())
+        throw Error(fmt::format("{}: '{}' has shape {} but the model's is {}", file, name, shape_text(source), shape_text(target)));
+      source = resized;
+      report.position_embedding_resized = true;
+    }
+    target.copy_(source);
+  }
+  for (const auto& [name, tensor] : saved) report.unexpected.push_back(name);
+  if (strict && (!report.missing.empty() || !report.unexpected.empty()))
+    throw Error(fmt::format("{}: does not match the model (model.pretrained_strict: false loads it anyway); missing: {}; "
+                            "unexpected: {}",
+                            file, report.missing.empty() ? "none" : join(report.missing, ", "),
+                            report.unexpected.empty() ? "none" : join(report.unexpected, ", ")));
+  return report;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,93 @@
+// Pretrained weights by name: exact copy, new head for another class count, ViT position
+// embedding interpolated to another grid, strictness about missing and unexpected keys.
+#include "torch_catch.h"
+
+#include <ATen/ATen.h>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/models/pretrained.h"
+#include "cvtrain/models/safetensors.h"
+#include "cvtrain/recipe/recipe.h"
+#include "temp_dir.h"
+
+using namespace cvtrain;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+std::shared_ptr<Classifier> make(const std::string& arch, int64_t classes, int64_t size) {
+  ModelSpec spec;
+  spec.arch = arch;
+  spec.num_classes = classes;
+  spec.image_size = size;
+  return build_model(spec, 3);
+}
+
+NamedTensors state(Classifier& model) {
+  NamedTensors out;
+  for (const auto& item : model.named_parameters(true)) out.emplace_back(item.key(), item.value().detach());
+  for (const auto& item : model.named_buffers(true)) out.emplace_back(item.key(), item.value());
+  return out;
+}
+
+at::Tensor find(const NamedTensors& tensors, const std::string& name) {
+  for (const auto& [n, t] : tensors)
+    if (n == name) return t;
+  return at::Tensor();
+}
+
+}  // namespace
+
+TEST_CASE("pretrained ResNet weights load by name and a new head is initialised for other classes", "[models]") {
+  TempDir dir;
+  auto source = make("resnet18", 10, 32);
+  write_safetensors(dir.file("r18.safetensors"), state(*source));
+  auto same = make("resnet18", 10, 32);
+  const PretrainedReport exact = load_pretrained(*same, dir.file("r18.safetensors"), true);
+  CHECK(exact.missing.empty());
+  CHECK(exact.reinitialised.empty());
+  for (const auto& [name, tensor] : state(*same)) CHECK(at::equal(tensor, find(state(*source), name)));
+
+  auto five = make("resnet18", 5, 32);
+  const at::Tensor fresh_head = five->named_parameters()["fc.weight"].clone();
+  const PretrainedReport other = load_pretrained(*five, dir.file("r18.safetensors"), true);
+  CHECK(other.reinitialised == std::vector<std::string>{"fc.weight", "fc.bias"});
+  CHECK(at::equal(five->named_parameters()["fc.weight"], fresh_head));
+  CHECK(at::equal(five->named_parameters()["layer4.1.conv2.weight"], source->named_parameters()["layer4.1.conv2.weight"]));
+}
+
+TEST_CASE("a ViT position embedding is interpolated to the new image size", "[models]") {
+  TempDir dir;
+  auto small = make("vit_tiny_patch16", 10, 32);  // 2x2 patches
+  write_safetensors(dir.file("vit.safetensors"), state(*small));
+  auto large = make("vit_tiny_patch16", 10, 64);  // 4x4 patches
+  const PretrainedReport report = load_pretrained(*large, dir.file("vit.safetensors"), true);
+  CHECK(report.position_embedding_resized);
+  const at::Tensor source = small->named_parameters()["pos_embed"], loaded = large->named_parameters()["pos_embed"];
+  CHECK(loaded.sizes() == at::IntArrayRef({1, 17, 192}));
+  CHECK(at::equal(loaded.select(1, 0), source.select(1, 0)));  // the class token's row is kept
+  // A constant grid stays constant under interpolation: check the mean moves little.
+  CHECK(loaded.narrow(1, 1, 16).mean().item<double>() == Approx(source.narrow(1, 1, 4).mean().item<double>()).margin(0.01));
+  CHECK(large->forward(at::randn({1, 3, 64, 64})).sizes() == at::IntArrayRef({1, 10}));
+}
+
+TEST_CASE("missing and unexpected keys are listed and an error unless strict is off", "[models]") {
+  TempDir dir;
+  auto source = make("resnet18", 10, 32);
+  NamedTensors tensors;
+  for (auto& [name, tensor] : state(*source))
+    if (name != "layer1.0.conv1.weight") tensors.emplace_back(name, tensor);
+  tensors.emplace_back("extra.weight", at::zeros({2}));
+  write_safetensors(dir.file("odd.safetensors"), tensors);
+  auto model = make("resnet18", 10, 32);
+  CHECK_THROWS_WITH(load_pretrained(*model, dir.file("odd.safetensors"), true),
+                    Catch::Contains("missing: layer1.0.conv1.weight") && Catch::Contains("unexpected: extra.weight") &&
+                        Catch::Contains("model.pretrained_strict"));
+  const PretrainedReport relaxed = load_pretrained(*model, dir.file("odd.safetensors"), false);
+  CHECK(relaxed.missing == std::vector<std::string>{"layer1.0.conv1.weight"});
+  CHECK(relaxed.unexpected == std::vector<std::string>{"extra.weight"});
+  // A shape that cannot be adapted is an error naming the key.
+  write_safetensors(dir.file("wrong.safetensors"), {{"conv1.weight", at::zeros({3, 3})}});
+  CHECK_THROWS_WITH(load_pretrained(*model, dir.file("wrong.safetensors"), false), Catch::Contains("'conv1.weight' has shape [3, 3]"));
+}
