@@ -11,9 +11,11 @@ CVTRAIN_HOME=${CVTRAIN_HOME:-$HOME/.cache/cvtrain}
 BUILD_DIR=${BUILD_DIR:-build}
 TORCH_VERSION=2.11.0
 TORCHVISION_VERSION=0.26.0  # the release built against TORCH_VERSION; used by benchmarks and reference tests
+TIMM_VERSION=1.0.31         # the reference for the ViT/ConvNeXt parity tests
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
   libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libgloo-dev dataset-fashion-mnist)
-PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" numpy pyyaml pillow==13.0.0 scikit-image==0.26.0)
+PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" safetensors numpy pyyaml
+  pillow==13.0.0 scikit-image==0.26.0)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -42,6 +44,8 @@ from importlib.metadata import version
 import numpy, yaml
 assert version("torch").split("+")[0] == "$TORCH_VERSION"
 assert version("torchvision").split("+")[0] == "$TORCHVISION_VERSION"
+assert version("timm") == "$TIMM_VERSION"
+version("safetensors")
 version("pillow"), version("scikit-image")
 PY
   echo "setup: installing ${PIP_PACKAGES[*]} into $CVTRAIN_HOME/venv (a few GB, once per machine)"

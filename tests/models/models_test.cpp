@@ -49,6 +49,7 @@ TEST_CASE("ResNets match torchvision's parameter counts and names", "[models]") 
   // torchvision.models.resnet18/34/50(num_classes=1000) parameter counts.
   CHECK(parameter_count(*build_model(spec("resnet18", 1000, 224), 3)) == 11689512);
   CHECK(parameter_count(*build_model(spec("resnet34", 1000, 224), 3)) == 21797672);
+  CHECK(parameter_count(*build_model(spec("resnet101", 1000, 224), 3)) == 44549160);
   auto resnet50 = build_model(spec("resnet50", 1000, 224), 3);
   CHECK(parameter_count(*resnet50) == 25557032);
   const auto params = resnet50->named_parameters();
@@ -66,9 +67,11 @@ TEST_CASE("an unknown architecture is a recipe error with suggestions", "[models
 }
 
 TEST_CASE("forward FLOPs match the published figures", "[models]") {
-  // torchvision's model cards: ResNet-18 1.81, ResNet-34 3.66, ResNet-50 4.09 GMACs at 224x224
-  // (convolutions and the classifier; a multiply-add is 2 FLOPs here).
-  for (const auto& [arch, gmacs] : {std::pair{"resnet18", 1.81}, std::pair{"resnet34", 3.66}, std::pair{"resnet50", 4.09}}) {
+  // torchvision's model cards: ResNet-18 1.81, ResNet-34 3.66, ResNet-50 4.09, ResNet-101 7.80 GMACs
+  // at 224x224; timm's results tables: ConvNeXt-T 4.47, ConvNeXt-S 8.71 GMACs (convolutions and
+  // linear layers; a multiply-add is 2 FLOPs here).
+  for (const auto& [arch, gmacs] : {std::pair{"resnet18", 1.81}, std::pair{"resnet34", 3.66}, std::pair{"resnet50", 4.09},
+                                    std::pair{"resnet101", 7.80}, std::pair{"convnext_tiny", 4.47}, std::pair{"convnext_small", 8.71}}) {
     auto model = build_model(spec(arch, 1000, 224), 3);
     const double flops = forward_flops_per_image(*model, 3, 224);
     INFO(arch << ": " << flops / 2e9 << " GMACs");
@@ -94,4 +97,18 @@ TEST_CASE("ViTs match timm's parameter counts, names and FLOPs", "[models]") {
   // ViT-B/16 at 224: 17.56 GMACs (the usual "17.6 GFLOPs" counts multiply-adds).
   CHECK(forward_flops_per_image(*base, 3, 224) / 2e9 == Approx(17.56).epsilon(0.01));
   CHECK_THROWS_WITH(build_model(spec("vit_base_patch16", 10, 28), 3), Catch::Contains("model.image_size: 28"));
+}
+
+TEST_CASE("ConvNeXts match timm's parameter counts and names", "[models]") {
+  // timm.create_model('convnext_tiny' / 'convnext_small').num_parameters, 1000 classes.
+  auto tiny = build_model(spec("convnext_tiny", 1000, 224), 3);
+  CHECK(parameter_count(*tiny) == 28589128);
+  CHECK(parameter_count(*build_model(spec("convnext_small", 1000, 224), 3)) == 50223688);
+  const auto params = tiny->named_parameters();
+  for (const char* name : {"stem.0.weight", "stem.1.bias", "stages.0.blocks.0.gamma", "stages.0.blocks.2.conv_dw.weight",
+                           "stages.1.downsample.0.weight", "stages.1.downsample.1.bias", "stages.2.blocks.8.mlp.fc1.weight",
+                           "stages.3.blocks.2.norm.bias", "head.norm.weight", "head.fc.weight"})
+    CHECK(params.contains(name));
+  CHECK(tiny->named_buffers().is_empty());
+  CHECK(tiny->is_convolutional());
 }

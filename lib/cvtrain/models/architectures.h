@@ -12,8 +12,10 @@ std::shared_ptr<Classifier> make_small_cnn(const ModelSpec& spec, int64_t in_cha
 // One hidden layer of 256, no normalisation or dropout: a baseline, and the model whose DDP and
 // accumulation runs must equal a single large batch exactly.
 std::shared_ptr<Classifier> make_mlp(const ModelSpec& spec, int64_t in_channels);
-// depth: 18, 34 or 50 (torchvision layout and parameter names).
+// depth: 18, 34, 50 or 101 (torchvision layout and parameter names).
 std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_t in_channels);
+// variant: tiny or small (timm layout and parameter names).
+std::shared_ptr<Classifier> make_convnext(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 // variant: tiny, small, base or large, patch 16 (timm layout and parameter names).
 std::shared_ptr<Classifier> make_vit(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 

@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
+#include "cvtrain/models/checkpointing.h"
+
 namespace cvtrain {
 namespace {
 
@@ -54,7 +56,7 @@ struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFun
   }
 
   static void update_running_stats(SyncableBatchNorm2dImpl& m, const at::Tensor& mean, const at::Tensor& var, double count) {
-    if (!m.options.track_running_stats()) return;
+    if (!m.options.track_running_stats() || is_recomputing()) return;  // a checkpoint replay saw this batch already
     torch::NoGradGuard no_grad;
     m.num_batches_tracked += 1;
     const double momentum = m.options.momentum().value_or(1.0 / m.num_batches_tracked.item<double>());
@@ -67,7 +69,10 @@ struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFun
 }  // namespace
 
 at::Tensor SyncableBatchNorm2dImpl::forward(const at::Tensor& input) {
-  if (!is_training() || !all_reduce_sum_ || !options.affine()) return torch::nn::BatchNorm2dImpl::forward(input);
+  const bool synchronised = all_reduce_sum_ && options.affine();
+  if (is_training() && is_recomputing() && !synchronised)  // batch statistics, running averages left alone
+    return at::batch_norm(input, weight, bias, {}, {}, /*training=*/true, 0.0, options.eps(), at::globalContext().userEnabledCuDNN());
+  if (!is_training() || !synchronised) return torch::nn::BatchNorm2dImpl::forward(input);
   return SyncBatchNormFunction::apply(input, weight, bias, this, &all_reduce_sum_);
 }
 

@@ -1,4 +1,4 @@
-// ResNet-18/34/50 with torchvision's layout, parameter names and initialisation, so weights move
+// ResNet-18/34/50/101 with torchvision's layout, parameter names and initialisation, so weights move
 // between cvtrain and torchvision unchanged. `model.small_stem` swaps the 7x7/2 stem and max-pool
 // for a 3x3/1 stem, the usual choice for 32-pixel images.
 #include <torch/nn/init.h>
@@ -11,6 +11,7 @@
 
 #include "cvtrain/models/architectures.h"
 #include "cvtrain/models/batch_norm.h"
+#include "cvtrain/models/checkpointing.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -23,7 +24,7 @@ nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
 }
 
 // BasicBlock (expansion 1) and Bottleneck (expansion 4, stride on the 3x3 as in torchvision v1.5).
-class BlockImpl : public nn::Module {
+class BlockImpl : public nn::Module, public CheckpointableBlock {
  public:
   BlockImpl(int64_t in, int64_t planes, int64_t stride, bool bottleneck) : bottleneck_(bottleneck) {
     const int64_t out = planes * (bottleneck ? 4 : 1);
@@ -41,7 +42,8 @@ class BlockImpl : public nn::Module {
     if (stride != 1 || in != out) downsample_ = register_module("downsample", nn::Sequential(conv(in, out, 1, stride), SyncableBatchNorm2d(out)));
   }
 
-  at::Tensor forward(at::Tensor x) {
+  at::Tensor forward(const at::Tensor& x) { return forward_block(x); }
+  at::Tensor forward_block(const at::Tensor& x) override {
     at::Tensor identity = downsample_ ? downsample_->forward(x) : x;
     at::Tensor y = bn1_(conv1_(x)).relu_();
     y = bn2_(conv2_(y));
@@ -59,9 +61,9 @@ TORCH_MODULE(Block);
 
 class ResNet : public Classifier {
  public:
-  ResNet(int depth, const ModelSpec& spec, int64_t in_channels) : small_stem_(spec.small_stem) {
+  ResNet(int depth, const ModelSpec& spec, int64_t in_channels) : small_stem_(spec.small_stem), checkpointing_(spec.grad_checkpointing) {
     const bool bottleneck = depth >= 50;
-    const std::vector<int64_t> blocks = depth == 18 ? std::vector<int64_t>{2, 2, 2, 2} : std::vector<int64_t>{3, 4, 6, 3};
+    const std::vector<int64_t> blocks = stage_depths(depth);
     conv1_ = register_module("conv1", small_stem_ ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2));
     bn1_ = register_module("bn1", SyncableBatchNorm2d(64));
     int64_t in = 64;
@@ -69,10 +71,11 @@ class ResNet : public Classifier {
       const int64_t planes = int64_t{64} << stage;
       nn::Sequential layer;
       for (int64_t b = 0; b < blocks[stage]; ++b) {
-        layer->push_back(Block(in, planes, b == 0 && stage > 0 ? 2 : 1, bottleneck));
+        blocks_.push_back(Block(in, planes, b == 0 && stage > 0 ? 2 : 1, bottleneck));
+        layer->push_back(blocks_.back());
         in = planes * (bottleneck ? 4 : 1);
       }
-      layers_.push_back(register_module("layer" + std::to_string(stage + 1), layer));
+      register_module("layer" + std::to_string(stage + 1), layer);
     }
     fc_ = register_module("fc", nn::Linear(in, spec.num_classes));
     initialise();
@@ -82,7 +85,7 @@ class ResNet : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor x = bn1_(conv1_(images)).relu_();
     if (!small_stem_) x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
-    for (auto& layer : layers_) x = layer->forward(x);
+    for (auto& block : blocks_) x = checkpointing_ ? run_checkpointed(*block, x) : block->forward(x);
     return fc_(x.mean({2, 3}));
   }
 
@@ -99,10 +102,16 @@ class ResNet : public Classifier {
     }
   }
 
-  bool small_stem_;
+  static std::vector<int64_t> stage_depths(int depth) {
+    if (depth == 18) return {2, 2, 2, 2};
+    if (depth == 101) return {3, 4, 23, 3};
+    return {3, 4, 6, 3};  // 34 and 50
+  }
+
+  bool small_stem_, checkpointing_;
+  std::vector<Block> blocks_;  // every block of layer1..layer4 in order
   nn::Conv2d conv1_{nullptr};
   SyncableBatchNorm2d bn1_{nullptr};
-  std::vector<nn::Sequential> layers_;
   nn::Linear fc_{nullptr};
 };
 

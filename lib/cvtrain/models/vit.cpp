@@ -9,10 +9,11 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
-#include <cmath>
-
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/architectures.h"
+#include "cvtrain/models/checkpointing.h"
+#include "cvtrain/models/layers.h"
+#include "cvtrain/models/mlp.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -26,32 +27,7 @@ struct VitSize {
   int64_t width, depth, heads;
 };
 
-// torch.nn.init.trunc_normal_: inverse-CDF sampling of a normal truncated to [lo, hi].
-void trunc_normal_(at::Tensor tensor, double mean, double std, double lo, double hi) {
-  const auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
-  const double l = cdf((lo - mean) / std), u = cdf((hi - mean) / std);
-  tensor.uniform_(2 * l - 1, 2 * u - 1).erfinv_().mul_(std * std::sqrt(2.0)).add_(mean).clamp_(lo, hi);
-}
-
 nn::LayerNorm layer_norm(int64_t width) { return nn::LayerNorm(nn::LayerNormOptions({width}).eps(1e-6)); }
-
-// Stochastic depth: a sample's residual branch is dropped with probability `rate` in training.
-at::Tensor drop_path(const at::Tensor& branch, double rate, bool training) {
-  if (!training || rate <= 0) return branch;
-  const double keep = 1.0 - rate;
-  std::vector<int64_t> shape(static_cast<size_t>(branch.dim()), 1);
-  shape[0] = branch.size(0);
-  return branch * at::empty(shape, branch.options()).bernoulli_(keep).div_(keep);
-}
-
-class MlpImpl : public nn::Module {
- public:
-  explicit MlpImpl(int64_t width)
-      : fc1(register_module("fc1", nn::Linear(width, 4 * width))), fc2(register_module("fc2", nn::Linear(4 * width, width))) {}
-  at::Tensor forward(const at::Tensor& x) { return fc2(at::gelu(fc1(x))); }
-  nn::Linear fc1, fc2;
-};
-TORCH_MODULE(Mlp);
 
 class AttentionImpl : public nn::Module {
  public:
@@ -72,7 +48,7 @@ class AttentionImpl : public nn::Module {
 };
 TORCH_MODULE(Attention);
 
-class BlockImpl : public nn::Module {
+class BlockImpl : public nn::Module, public CheckpointableBlock {
  public:
   BlockImpl(int64_t width, int64_t heads, double drop_path)
       : drop_path_(drop_path),
@@ -80,7 +56,7 @@ class BlockImpl : public nn::Module {
         attn(register_module("attn", Attention(width, heads))),
         norm2(register_module("norm2", layer_norm(width))),
         mlp(register_module("mlp", Mlp(width))) {}
-  at::Tensor forward(const at::Tensor& x) {
+  at::Tensor forward_block(const at::Tensor& x) override {
     at::Tensor y = x + drop_path(attn(norm1(x)), drop_path_, is_training());
     return y + drop_path(mlp(norm2(y)), drop_path_, is_training());
   }
@@ -107,17 +83,13 @@ TORCH_MODULE(PatchEmbed);
 
 class VisionTransformer : public Classifier {
  public:
-  VisionTransformer(const VitSize& size, const ModelSpec& spec, int64_t in_channels) {
+  VisionTransformer(const VitSize& size, const ModelSpec& spec, int64_t in_channels) : checkpointing_(spec.grad_checkpointing) {
     const int64_t patches = (spec.image_size / kPatch) * (spec.image_size / kPatch);
     patch_embed_ = register_module("patch_embed", PatchEmbed(in_channels, size.width));
     cls_token_ = register_parameter("cls_token", at::zeros({1, 1, size.width}));
     pos_embed_ = register_parameter("pos_embed", at::zeros({1, patches + 1, size.width}));
     blocks_ = register_module("blocks", nn::ModuleList());
-    for (int64_t i = 0; i < size.depth; ++i) {
-      // timm: drop-path rate rising linearly from 0 to model.drop_path over the depth.
-      const double rate = size.depth > 1 ? spec.drop_path * static_cast<double>(i) / static_cast<double>(size.depth - 1) : 0;
-      blocks_->push_back(Block(size.width, size.heads, rate));
-    }
+    for (const double rate : drop_path_rates(spec.drop_path, size.depth)) blocks_->push_back(Block(size.width, size.heads, rate));
     norm_ = register_module("norm", layer_norm(size.width));
     head_ = register_module("head", nn::Linear(size.width, spec.num_classes));
     initialise();
@@ -126,7 +98,10 @@ class VisionTransformer : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor x = patch_embed_(images);
     x = at::cat({cls_token_.expand({x.size(0), -1, -1}), x}, 1) + pos_embed_;
-    for (const auto& block : *blocks_) x = block->as<BlockImpl>()->forward(x);
+    for (const auto& module : *blocks_) {
+      auto& block = *module->as<BlockImpl>();
+      x = checkpointing_ ? run_checkpointed(block, x) : block.forward_block(x);
+    }
     return head_(norm_(x).select(1, 0));
   }
 
@@ -145,6 +120,7 @@ class VisionTransformer : public Classifier {
     });
   }
 
+  bool checkpointing_;
   PatchEmbed patch_embed_{nullptr};
   at::Tensor cls_token_, pos_embed_;
   nn::ModuleList blocks_{nullptr};

@@ -14,7 +14,8 @@ struct ModelSpec {
   int64_t in_channels = 0;         // 0: take it from the data
   bool small_stem = false;         // ResNet: 3x3 stride-1 stem without max-pool, for small images
   bool sync_bn = false;            // ddp: BatchNorm statistics over the global batch, not each rank's
-  double drop_path = 0.0;          // ViT: stochastic depth rate of the last block (rising linearly from 0)
+  double drop_path = 0.0;          // ViT, ConvNeXt: stochastic depth rate of the last block (rising linearly from 0)
+  bool grad_checkpointing = false; // ResNet, ViT, ConvNeXt: recompute each block in backward instead of storing it
   std::string pretrained;          // safetensors file with torchvision/timm key names to start from
   bool pretrained_strict = true;   // missing or unexpected keys in `pretrained` are an error
 };

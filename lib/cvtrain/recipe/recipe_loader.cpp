@@ -255,6 +255,7 @@ const std::vector<Field>& schema() {
       field(KEY(model.small_stem)),
       field(KEY(model.sync_bn)),
       field(KEY(model.drop_path), in_range(0, 1)),
+      field(KEY(model.grad_checkpointing)),
       field(KEY(model.pretrained)),
       field(KEY(model.pretrained_strict)),
       field(KEY(data.format), one_of({"idx", "imagefolder", "shards"})),
@@ -400,6 +401,15 @@ void check_paths(const Recipe& r, CrossChecks& check) {
   }
 }
 
+// Switches that only some architectures have are errors elsewhere rather than silently ignored.
+void check_model_switches(const ModelSpec& m, CrossChecks& check) {
+  const bool resnet = starts_with(m.arch, "resnet"), vit = starts_with(m.arch, "vit_"), convnext = starts_with(m.arch, "convnext_");
+  if (m.small_stem && !resnet) check.fail("model.small_stem", fmt::format("only ResNets have it, not {}", m.arch));
+  if (m.drop_path > 0 && !vit && !convnext) check.fail("model.drop_path", fmt::format("only ViTs and ConvNeXts have it, not {}", m.arch));
+  if (m.grad_checkpointing && !resnet && !vit && !convnext)
+    check.fail("model.grad_checkpointing", fmt::format("{} has no residual blocks to recompute; ResNets, ViTs and ConvNeXts do", m.arch));
+}
+
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const int world = options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   resolve_batch(r.train, world, check);
@@ -431,6 +441,7 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
     check.fail("model.arch", fmt::format("unknown model '{}'{}; known: {}", r.model.arch,
                                          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(options.known_archs, ", ")));
   }
+  check_model_switches(r.model, check);
   // Honest limits of this build: these values are valid names but their machinery is not here yet.
   if (r.strategy != "single" && r.strategy != "ddp")
     check.fail("strategy", fmt::format("'{}' needs sharding, not available yet; use single or ddp", r.strategy));

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Parity of cvtrain's models with the Python reference implementations.
+
+torchvision's resnet50 and timm's vit_base_patch16_224 / convnext_tiny get weights that look
+trained (non-zero biases, BatchNorm statistics, layer scales), which are saved as safetensors with
+the reference's own key names; cvtrain's model_probe loads that file strictly, runs the same images
+in eval mode and then forward + backward in training mode. Logits, every parameter gradient and
+the BatchNorm buffers after the step must match in fp32 on the CPU.
+
+    check_parity.py --probe build/tests/model_probe --arch resnet50
+    check_parity.py --probe ... --exported model.safetensors --arch convnext_tiny --num-classes 10
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+from safetensors.torch import load_file, save_file
+
+# Reference name -> cvtrain's model.arch.
+CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "convnext_tiny": "convnext_tiny"}
+LOGITS_TOLERANCE = 1e-4   # absolute, on logits of order 1
+GRAD_TOLERANCE = 1e-4     # relative to the largest gradient of each tensor
+
+
+def reference_model(arch, num_classes, weights_file=None):
+    """The reference model; with weights_file, loaded the way each library documents it."""
+    if arch == "resnet50":
+        import torchvision
+        model = torchvision.models.resnet50(num_classes=num_classes)
+        if weights_file:
+            model.load_state_dict(load_file(weights_file))
+        return model
+    import timm
+    if weights_file:
+        return timm.create_model(arch, pretrained=True, num_classes=num_classes,
+                                 pretrained_cfg_overlay=dict(file=weights_file, num_classes=num_classes))
+    return timm.create_model(arch, num_classes=num_classes)
+
+
+def make_trained_looking(model, seed):
+    """Freshly initialised models have zero biases and unit norms; trained ones do not, and parity
+    must cover the terms those zeros would hide."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("gamma"):  # ConvNeXt layer scale (1e-6 at init would mute every block)
+                p.copy_(torch.rand(p.shape, generator=generator) * 0.5 + 0.1)
+            elif name.endswith("bias") or name in ("cls_token", "pos_embed"):
+                p.copy_(torch.randn(p.shape, generator=generator) * 0.02)
+            elif p.dim() == 1:  # normalisation weights
+                p.copy_(1 + torch.randn(p.shape, generator=generator) * 0.1)
+        for name, b in model.named_buffers():
+            if name.endswith("running_mean"):
+                b.copy_(torch.randn(b.shape, generator=generator) * 0.1)
+            elif name.endswith("running_var"):
+                b.copy_(torch.rand(b.shape, generator=generator) + 0.5)
+        # Keep the logits of order 1 so an absolute tolerance means something.
+        head = model.fc if hasattr(model, "fc") else model.head if hasattr(model.head, "weight") else model.head.fc
+        head.weight.mul_(0.1)
+
+
+def run_reference(model, images, loss_weights):
+    model.eval()
+    with torch.no_grad():
+        eval_logits = model(images)
+    model.train()
+    logits = model(images)
+    (logits * loss_weights).sum().backward()
+    out = {"eval_logits": eval_logits, "train_logits": logits.detach()}
+    out.update({"grad/" + n: p.grad for n, p in model.named_parameters()})
+    out.update({"buffer/" + n: b for n, b in model.named_buffers()})
+    return out
+
+
+def run_probe(probe, arch, weights, inputs, folder, extra=()):
+    output = os.path.join(folder, "probe_out.safetensors")
+    result = subprocess.run([probe, CVTRAIN_ARCH[arch], weights, inputs, output, *extra], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"model_probe failed ({result.returncode}): {result.stderr.strip()}")
+    return load_file(output)
+
+
+def compare(reference, cvtrain, label):
+    """Prints the largest differences; returns the names that are out of tolerance."""
+    failures = []
+    missing = sorted(set(reference) ^ set(cvtrain))
+    if missing:
+        failures.append(f"tensors on one side only: {missing[:8]}")
+    worst_grad, worst_grad_name = 0.0, ""
+    for name in sorted(set(reference) & set(cvtrain)):
+        ref, got = reference[name].double(), cvtrain[name].double()
+        if ref.shape != got.shape:
+            failures.append(f"{name}: shape {tuple(got.shape)} vs reference {tuple(ref.shape)}")
+            continue
+        diff = (ref - got).abs().max().item() if ref.numel() else 0.0
+        if name.endswith("logits"):
+            print(f"{label} {name}: max |difference| {diff:.2e} (largest logit {ref.abs().max().item():.2f})")
+            if diff > LOGITS_TOLERANCE:
+                failures.append(f"{name}: max difference {diff:.3e} > {LOGITS_TOLERANCE}")
+        else:
+            relative = diff / max(ref.abs().max().item(), 1e-12)
+            if name.startswith("grad/") and relative > worst_grad:
+                worst_grad, worst_grad_name = relative, name
+            if relative > GRAD_TOLERANCE:
+                failures.append(f"{name}: max relative difference {relative:.3e} > {GRAD_TOLERANCE}")
+    count = sum(1 for n in reference if n.startswith("grad/"))
+    print(f"{label} gradients: {count} tensors, largest relative difference {worst_grad:.2e} ({worst_grad_name})")
+    return failures
+
+
+def inputs_for(folder, num_classes, seed):
+    generator = torch.Generator().manual_seed(seed)
+    images = torch.randn(2, 3, 224, 224, generator=generator)
+    loss_weights = torch.randn(2, num_classes, generator=generator)
+    path = os.path.join(folder, "inputs.safetensors")
+    save_file({"images": images, "loss_weights": loss_weights}, path)
+    return images, loss_weights, path
+
+
+def check_fresh_weights(args, folder):
+    """Reference weights into cvtrain: same logits and gradients, also with grad checkpointing."""
+    torch.manual_seed(args.seed)
+    model = reference_model(args.arch, 1000)
+    make_trained_looking(model, args.seed)
+    weights = os.path.join(folder, "weights.safetensors")
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
+    images, loss_weights, inputs = inputs_for(folder, 1000, args.seed)
+    reference = run_reference(model, images, loss_weights)
+    failures = compare(reference, run_probe(args.probe, args.arch, weights, inputs, folder), args.arch)
+    checkpointed = run_probe(args.probe, args.arch, weights, inputs, folder, ["--grad-checkpointing"])
+    failures += compare(reference, checkpointed, args.arch + " (grad checkpointing)")
+    return failures
+
+
+def check_exported(args, folder):
+    """A file `cvtrain export` wrote loads into the reference as its docs say and computes what
+    cvtrain computes."""
+    model = reference_model(args.arch, args.num_classes, args.exported)
+    images, loss_weights, inputs = inputs_for(folder, args.num_classes, args.seed)
+    reference = run_reference(model, images, loss_weights)
+    return compare(reference, run_probe(args.probe, args.arch, args.exported, inputs, folder), args.arch + " (exported)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--probe", required=True, help="the model_probe test program")
+    parser.add_argument("--arch", required=True, choices=sorted(CVTRAIN_ARCH))
+    parser.add_argument("--exported", help="check a file written by `cvtrain export` instead of fresh weights")
+    parser.add_argument("--num-classes", type=int, default=1000, help="class count of the exported model")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory() as folder:
+        failures = check_exported(args, folder) if args.exported else check_fresh_weights(args, folder)
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures[:20]))
+        return 1
+    print("parity: OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
