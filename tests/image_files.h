@@ -80,4 +80,13 @@ inline void write_bytes(const TempDir& dir, const std::string& name, const std::
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
+// 2 classes x `per_class` solid-colour JPEGs (48x40 red, 40x48 blue): easy to tell apart.
+inline void write_red_blue_folder(const TempDir& dir, const std::string& root, int per_class) {
+  for (int i = 0; i < per_class; ++i) {
+    const auto shade = static_cast<uint8_t>(180 + i);
+    write_bytes(dir, root + "/red/" + std::to_string(i) + ".jpg", encode_jpeg(48, 40, shade, 30));
+    write_bytes(dir, root + "/blue/" + std::to_string(i) + ".jpg", encode_jpeg(40, 48, 30, shade));
+  }
+}
+
 }  // namespace cvtrain::testing

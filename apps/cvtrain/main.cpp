@@ -1,5 +1,5 @@
-// cvtrain's command line: CLI11 lives only here. Subcommands train (default), check and models;
-// recipe mistakes exit 2, runtime failures exit 1.
+// cvtrain's command line: CLI11 lives only here. Subcommands train (default), check, models,
+// launch, data and export; recipe mistakes exit 2, runtime failures exit 1.
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 
@@ -23,6 +23,7 @@
 #include "cvtrain/models/registry.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/train/export.h"
 #include "cvtrain/train/trainer.h"
 
 namespace {
@@ -33,6 +34,11 @@ constexpr const char* kOverridesHelp =
 struct RecipeArgs {
   std::string recipe;
   std::vector<std::string> overrides;
+  bool check_paths = true;
+};
+
+struct ExportArgs {
+  std::string checkpoint, out, dtype = "keep";
 };
 
 void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required) {
@@ -48,6 +54,7 @@ cvtrain::Recipe load(const RecipeArgs& args, int world_size = 0) {
   options.known_archs = cvtrain::model_names();
   options.world_size = world_size;
   options.visible_gpus = cvtrain::visible_cuda_devices();
+  options.check_paths = args.check_paths;
   return cvtrain::load_recipe(args.recipe, options);
 }
 
@@ -60,7 +67,16 @@ int run_check(const RecipeArgs& args) {
   std::cout << "# resolved recipe: " << args.recipe << "\n"
             << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
             << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
+            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n")
             << cvtrain::recipe_to_yaml(recipe);
+  return 0;
+}
+
+int run_export(const ExportArgs& args) {
+  const cvtrain::ExportResult result = cvtrain::export_weights(args.checkpoint, args.out, args.dtype);
+  cvtrain::log::info("{}: {} tensors, {:.1f} M values of {} (step {}) written to {}", result.checkpoint, result.tensors,
+                     static_cast<double>(result.values) / 1e6, result.arch, result.step, args.out);
+  std::cout << cvtrain::loading_hint(result, args.out) << "\n";
   return 0;
 }
 
@@ -236,6 +252,8 @@ int main(int argc, char** argv) {
   add_recipe_args(*train_cmd, train_args, true);
   auto* check_cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
   add_recipe_args(*check_cmd, check_args, true);
+  check_cmd->add_flag("--no-paths{false}", check_args.check_paths,
+                      "Check keys and values only, not that data folders and the pretrained file exist (e.g. on a login node)");
   auto* models_cmd = app.add_subcommand("models", "List the model architectures model.arch accepts");
   LaunchArgs launch_args;
   auto* launch_cmd = app.add_subcommand(
@@ -279,6 +297,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
   add_format(bench_cmd);
+  ExportArgs export_args;
+  auto* export_cmd = app.add_subcommand(
+      "export", "Write a checkpoint's weights as one safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt)\n"
+                "key names, which those libraries load without edits; prints the Python lines that load it");
+  export_cmd->add_option("checkpoint", export_args.checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)")
+      ->required();
+  export_cmd->add_option("--out,-o", export_args.out, "Output .safetensors file")->required();
+  export_cmd->add_option("--dtype", export_args.dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
+      ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
   app.require_subcommand(0, 1);
 
   try {
@@ -294,6 +321,7 @@ int main(int argc, char** argv) {
     if (*pack_cmd) return run_data_pack(data_args);
     if (*inspect_cmd) return run_data_inspect(data_args);
     if (*bench_cmd) return run_data_bench(data_args);
+    if (*export_cmd) return run_export(export_args);
     if (*train_cmd) return run_train(train_args, argc, argv);
     if (top.recipe.empty()) {
       std::cerr << app.help();

@@ -11,6 +11,7 @@
 
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
+using cvtrain::testing::write_red_blue_folder;
 
 namespace {
 
@@ -123,11 +124,7 @@ TEST_CASE("training variants run to completion with the schedule they ask for", 
 
 TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
   TempDir dir;
-  for (int i = 0; i < 24; ++i) {
-    const auto shade = static_cast<uint8_t>(180 + i);
-    cvtrain::testing::write_bytes(dir, "images/red/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(48, 40, shade, 30));
-    cvtrain::testing::write_bytes(dir, "images/blue/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(40, 48, 30, shade));
-  }
+  write_red_blue_folder(dir, "images", 24);
   const std::string recipe = dir.write("folder.yaml",
                                        "model: {arch: small_cnn, num_classes: 2, image_size: 32}\n"
                                        "data: {format: imagefolder, train: " + dir.file("images") + ", val: " + dir.file("images") + "}\n"
@@ -144,15 +141,6 @@ TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
 }
 
 namespace {
-
-// 2 classes x `per_class` solid-colour JPEGs; easy to tell apart.
-void write_red_blue_folder(const TempDir& dir, const std::string& root, int per_class) {
-  for (int i = 0; i < per_class; ++i) {
-    const auto shade = static_cast<uint8_t>(180 + i);
-    cvtrain::testing::write_bytes(dir, root + "/red/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(48, 40, shade, 30));
-    cvtrain::testing::write_bytes(dir, root + "/blue/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(40, 48, 30, shade));
-  }
-}
 
 std::string folder_recipe(const TempDir& dir, const std::string& root, const std::string& format = "imagefolder") {
   return dir.write("data.yaml", "model: {arch: small_cnn, num_classes: 2, image_size: 32}\n"

@@ -18,14 +18,16 @@ struct Net : torch::nn::Module {
   Net() {
     fc = register_module("fc", torch::nn::Linear(3, 2));
     bn = register_module("bn", torch::nn::BatchNorm1d(2));
+    pos_embed = register_parameter("pos_embed", at::zeros({1, 5, 2}));  // as ViT names it
   }
   torch::nn::Linear fc{nullptr};
   torch::nn::BatchNorm1d bn{nullptr};
+  at::Tensor pos_embed;
 };
 
 }  // namespace
 
-TEST_CASE("weight decay applies to weight matrices only", "[optim]") {
+TEST_CASE("weight decay applies to weight matrices only, not to position embeddings", "[optim]") {
   Net net;
   OptimSpec spec;
   spec.weight_decay = 0.05;
@@ -36,7 +38,7 @@ TEST_CASE("weight decay applies to weight matrices only", "[optim]") {
     REQUIRE(groups.size() == 2);
     REQUIRE(groups[0].params().size() == 1);  // fc.weight
     CHECK(groups[0].params()[0].is_same(net.fc->weight));
-    CHECK(groups[1].params().size() == 3);    // fc.bias, bn.weight, bn.bias
+    CHECK(groups[1].params().size() == 4);    // fc.bias, bn.weight, bn.bias, pos_embed
     set_learning_rate(*optimizer, 0.25);
     for (auto& g : groups) CHECK(g.options().get_lr() == Approx(0.25));
   }

@@ -172,3 +172,27 @@ TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
   const Recipe second = load_recipe(dir.write("printed.yaml", printed), no_path_checks());
   CHECK(recipe_to_yaml(second) == printed);
 }
+
+TEST_CASE("switches of other architectures are errors, not silently ignored", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  CHECK_THAT(problems_of(path, no_path_checks({"model.arch=vit_base_patch16", "model.small_stem=true"}))[0],
+             Catch::Contains("model.small_stem: only ResNets have it, not vit_base_patch16"));
+  CHECK_THAT(problems_of(path, no_path_checks({"model.arch=resnet50", "model.drop_path=0.1"}))[0],
+             Catch::Contains("model.drop_path: only ViTs and ConvNeXts have it"));
+  CHECK_THAT(problems_of(path, no_path_checks({"model.grad_checkpointing=true"}))[0],
+             Catch::Contains("model.grad_checkpointing: small_cnn has no residual blocks"));
+  for (const char* arch : {"resnet18", "vit_tiny_patch16", "convnext_tiny"})
+    CHECK(load_recipe(path, no_path_checks({std::string("model.arch=") + arch, "model.grad_checkpointing=true"})).model.grad_checkpointing);
+}
+
+TEST_CASE("a recipe a run saved keeps the world size its batch triple implies", "[recipe]") {
+  TempDir dir;
+  // Saved by an 8-rank run; read back on a machine where nproc_per_node: auto means 1.
+  LoadOptions options = no_path_checks();
+  options.saved_by_run = true;
+  const Recipe r = load_recipe(dir.write("r.yaml", "data: {train: /d.gz}\nstrategy: ddp\ntrain: {global_batch: 1024, micro_batch: 32, accumulation: 4}\n"), options);
+  CHECK(r.train.global_batch == 1024);
+  options.saved_by_run = false;
+  CHECK_THROWS_AS(load_recipe(dir.file("r.yaml"), options), RecipeError);
+}

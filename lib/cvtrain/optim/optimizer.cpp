@@ -1,5 +1,6 @@
 // Two parameter groups: tensors of rank >= 2 (conv and linear weights) decay, the rest (norm
-// weights, biases) do not — the standard recipe for both SGD and AdamW on vision models.
+// weights, biases, layer scales) and ViT's position embedding and class token do not — timm's
+// grouping, the standard recipe for both SGD and AdamW on vision models.
 #include "cvtrain/optim/optimizer.h"
 
 #include <torch/nn/module.h>
@@ -12,7 +13,10 @@ namespace cvtrain {
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, torch::nn::Module& model) {
   std::vector<at::Tensor> decay, no_decay;
-  for (const auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  for (const auto& p : model.named_parameters()) {
+    const bool embedding = p.key() == "pos_embed" || p.key() == "cls_token";
+    (p.value().dim() >= 2 && !embedding ? decay : no_decay).push_back(p.value());
+  }
   if (spec.name == "adamw") {
     auto options = [&](double wd) {
       return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.lr)

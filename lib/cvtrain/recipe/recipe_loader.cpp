@@ -410,8 +410,15 @@ void check_model_switches(const ModelSpec& m, CrossChecks& check) {
     check.fail("model.grad_checkpointing", fmt::format("{} has no residual blocks to recompute; ResNets, ViTs and ConvNeXts do", m.arch));
 }
 
+// A resolved recipe holds global = micro x accumulation x world; the world it ran on follows.
+int saved_world_size(const TrainSpec& t) {
+  const int64_t per_rank = t.micro_batch * t.accumulation;
+  return per_rank > 0 && t.global_batch % per_rank == 0 ? static_cast<int>(std::max<int64_t>(1, t.global_batch / per_rank)) : 1;
+}
+
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
-  const int world = options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
+  const int world = options.saved_by_run ? saved_world_size(r.train)
+                    : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   resolve_batch(r.train, world, check);
   if (r.data.train.empty()) check.fail("data.train", "no training data given");
   std::error_code missing_file;

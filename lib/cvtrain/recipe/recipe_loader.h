@@ -13,6 +13,8 @@ struct LoadOptions {
   int world_size = 0;                  // ranks sharing global_batch; 0: world_size_of(distributed)
   int visible_gpus = 0;                // what distributed.nproc_per_node: auto counts
   bool check_paths = true;             // data folders and files must exist
+  bool saved_by_run = false;           // a recipe a run wrote back (a checkpoint's recipe.yaml): its
+                                       // batch triple fixes the world size, whatever this machine has
   std::vector<std::string> known_archs;  // model names to accept (empty: not checked)
 };
 

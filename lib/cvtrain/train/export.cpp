@@ -1,0 +1,94 @@
+// export_weights: find the checkpoint, read its weights and recipe, cast, write.
+#include "cvtrain/train/export.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/models/safetensors.h"
+#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/train/checkpoint.h"
+
+namespace cvtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string checkpoint_folder(const std::string& source) {
+  if (fs::exists(fs::path(source) / "COMPLETE")) return source;
+  if (fs::is_directory(fs::path(source) / "checkpoints")) {
+    if (auto latest = Checkpointer(source, 1).latest()) return *latest;
+    throw Error(fmt::format("{}: no complete checkpoint under {}/checkpoints", source, source));
+  }
+  if (fs::exists(fs::path(source) / "model.safetensors"))
+    throw Error(fmt::format("{}: checkpoint has no COMPLETE marker (its write was interrupted); export a complete one", source));
+  throw Error(fmt::format("{}: neither a checkpoint folder (checkpoints/step-N) nor a run folder with checkpoints/", source));
+}
+
+std::optional<at::ScalarType> target_type(const std::string& dtype) {
+  if (dtype == "fp32") return at::kFloat;
+  if (dtype == "bf16") return at::kBFloat16;
+  if (dtype == "fp16") return at::kHalf;
+  if (dtype == "keep") return std::nullopt;
+  throw Error(fmt::format("--dtype: '{}' is not one of keep, fp32, bf16, fp16", dtype));
+}
+
+}  // namespace
+
+ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype) {
+  const std::optional<at::ScalarType> type = target_type(dtype);
+  ExportResult result;
+  result.checkpoint = checkpoint_folder(source);
+  LoadOptions options;
+  options.check_paths = false;
+  options.saved_by_run = true;
+  const Recipe recipe = load_recipe(result.checkpoint + "/recipe.yaml", options);
+  result.arch = recipe.model.arch;
+  result.num_classes = recipe.model.num_classes;
+  result.image_size = recipe.model.image_size;
+  result.small_stem = recipe.model.small_stem;
+  result.step = read_position(result.checkpoint).step;
+  NamedTensors weights = read_safetensors(result.checkpoint + "/model.safetensors");
+  for (auto& [name, tensor] : weights) {
+    if (type && tensor.is_floating_point()) tensor = tensor.to(*type);
+    result.values += tensor.numel();
+  }
+  result.tensors = static_cast<int64_t>(weights.size());
+  // The input channels of the first layer's weight ([out, in, kh, kw]), for the loading hint.
+  for (const auto& [name, tensor] : weights)
+    if (tensor.dim() == 4) {
+      result.in_channels = tensor.size(1);
+      break;
+    }
+  write_safetensors(out, weights, {{"format", "pt"}, {"arch", result.arch}, {"step", std::to_string(result.step)}});
+  return result;
+}
+
+std::string loading_hint(const ExportResult& r, const std::string& out) {
+  const std::string classes = std::to_string(r.num_classes);
+  if (r.arch.rfind("resnet", 0) == 0) {
+    if (r.small_stem || r.in_channels != 3)
+      return "torchvision has no ResNet with model.small_stem or other than 3 input channels; load it with model.pretrained";
+    return fmt::format("import torchvision, safetensors.torch\nmodel = torchvision.models.{}(num_classes={})\n"
+                       "model.load_state_dict(safetensors.torch.load_file('{}'))",
+                       r.arch, classes, out);
+  }
+  const bool vit = r.arch.rfind("vit_", 0) == 0;
+  if (vit || r.arch.rfind("convnext_", 0) == 0) {
+    const std::string timm_name = vit ? r.arch + "_224" : r.arch;
+    std::string extra;
+    if (vit && r.image_size != 224) extra += fmt::format(", img_size={}", r.image_size);
+    if (r.in_channels != 3) extra += fmt::format(", in_chans={}", r.in_channels);
+    return fmt::format("import timm\nmodel = timm.create_model('{}', pretrained=True, num_classes={}{},\n"
+                       "                          pretrained_cfg_overlay=dict(file='{}', num_classes={}))",
+                       timm_name, classes, extra, out, classes);
+  }
+  return fmt::format("{} is cvtrain's own architecture (no torchvision or timm model); start another run from it with "
+                     "model.pretrained: {}",
+                     r.arch, out);
+}
+
+}  // namespace cvtrain
