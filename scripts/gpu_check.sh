@@ -50,6 +50,28 @@ print(f"  {name}: {top1} after {len(epochs)} epochs, {ips:,.0f} img/s, data-wait
 PY
 }
 
+# Steps on synthetic device data (no decoding): what the model, precision and strategy cost alone.
+# Prints the rate of the last logged interval (after warm-up) and the peak memory.
+synthetic_case() {
+  local name=$1; shift
+  local out="$RUNS/$name"
+  if ! "$CVTRAIN" --recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 \
+      model.num_classes=1000 model.image_size=224 train.epochs=1 train.max_steps=30 train.log_every=10 device="$DEVICE" \
+      output="$out" "$@" ${EXTRA:-} > "$out.log" 2>&1; then
+    echo "  $name: FAILED"; tail -5 "$out.log" | sed 's/^/    /'; FAILURES=$((FAILURES + 1)); return
+  fi
+  "$PYTHON" - "$name" "$out/metrics.jsonl" <<'PY'
+import json, sys
+name, path = sys.argv[1], sys.argv[2]
+records = list(map(json.loads, open(path)))
+last = [r for r in records if r["kind"] == "train"][-1]
+epoch = [r for r in records if r["kind"] == "epoch"][-1]
+memory = f", peak {epoch['peak_memory_mb']:,.0f} MB" if "peak_memory_mb" in epoch else ""
+print(f"  {name}: {last['images_per_s']:,.0f} img/s, {last['step_s'] * 1e3:.0f} ms/step, "
+      f"{last['train_tflops']:.0f} TFLOP/s{memory}")
+PY
+}
+
 run() {
   DEVICE=${DEVICE:-cuda}
   PYTHON=${PYTHON:-python3}
@@ -85,6 +107,15 @@ run() {
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
     data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] model.arch=resnet18 model.image_size=224 precision=bf16 \
     train.global_batch=128 train.epochs=3 augment.random_resized_crop=[0.08,1.0] augment.mixup=0.2 augment.cutmix=1.0
+  echo "== model zoo and precision: 30 steps on synthetic device data at 224 (1000 classes, channels_last for CNNs)"
+  for precision in bf16 fp16; do
+    synthetic_case "${precision}_resnet50_b256" model.arch=resnet50 precision=$precision train.global_batch=256 optim.lr=0.1
+    synthetic_case "${precision}_vit_b16_b128" model.arch=vit_base_patch16 precision=$precision train.global_batch=128 \
+      optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0
+  done
+  synthetic_case bf16_convnext_tiny_b128 model.arch=convnext_tiny precision=bf16 train.global_batch=128 optim.name=adamw optim.lr=1e-3
+  synthetic_case bf16_vit_b16_b128_grad_checkpointing model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
+    optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
   echo "== $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }

@@ -252,3 +252,19 @@ TEST_CASE("an input-bound run is reported with the fraction of time spent waitin
   REQUIRE_FALSE(wait.empty());
   CHECK(wait.back() > 0.25);  // ~0.95 on an idle machine; lenient for a loaded CI host
 }
+
+TEST_CASE("synthetic data trains from device batches without files, and has no validation set", "[e2e]") {
+  TempDir dir;
+  const std::string common = "--recipe " + kQuickstart + " data.format=synthetic data.train= data.max_samples=64 model.image_size=32" +
+                             " train.global_batch=16 train.epochs=2 train.log_every=1 output=" + dir.file("run");
+  const RunResult run = run_cvtrain(common + " data.val=", dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("on synthetic device data (64 samples, 10 classes)"));
+  const std::vector<double> losses = numbers_after(read_text(dir.file("run/metrics.jsonl")), "loss");
+  REQUIRE(losses.size() == 8);  // 64 / 16 steps per epoch, two epochs
+  for (double loss : losses) CHECK(std::isfinite(loss));
+  const RunResult with_val = run_cvtrain(common + " data.val=/somewhere", dir);
+  CHECK(with_val.exit_code == 2);
+  CHECK_THAT(with_val.output, Catch::Contains("data.val: synthetic data has no validation set"));
+}

@@ -28,12 +28,20 @@ struct DeviceBatch {
   int64_t first_sample = 0;
 };
 
-class DeviceFeeder {
+// Where the trainer's batches come from: decoded images (DeviceFeeder) or synthetic ones.
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  // The next batch on the device, or nullopt after the last.
+  virtual std::optional<DeviceBatch> next() = 0;
+};
+
+class DeviceFeeder : public BatchSource {
  public:
   DeviceFeeder(BatchLoader& loader, FeedOptions options);
-  ~DeviceFeeder();
+  ~DeviceFeeder() override;
   // The next batch on the device, or nullopt after the last; rethrows the loader's errors.
-  std::optional<DeviceBatch> next();
+  std::optional<DeviceBatch> next() override;
 
  private:
   struct CopyStream;  // CUDA stream and event; defined where CUDA headers are included

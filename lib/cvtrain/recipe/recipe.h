@@ -21,7 +21,8 @@ struct ModelSpec {
 };
 
 struct DataSpec {
-  std::string format = "idx";      // idx | imagefolder | shards (written by `cvtrain data pack`)
+  std::string format = "idx";      // idx | imagefolder | shards (written by `cvtrain data pack`) | synthetic
+                                   // (random images on the device, data.max_samples per epoch, default ImageNet's)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
   int64_t workers = 2;             // decode threads

@@ -258,7 +258,7 @@ const std::vector<Field>& schema() {
       field(KEY(model.grad_checkpointing)),
       field(KEY(model.pretrained)),
       field(KEY(model.pretrained_strict)),
-      field(KEY(data.format), one_of({"idx", "imagefolder", "shards"})),
+      field(KEY(data.format), one_of({"idx", "imagefolder", "shards", "synthetic"})),
       field(KEY(data.train)),
       field(KEY(data.val)),
       field(KEY(data.workers), in_range(0, 256)),
@@ -420,12 +420,14 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const int world = options.saved_by_run ? saved_world_size(r.train)
                     : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   resolve_batch(r.train, world, check);
-  if (r.data.train.empty()) check.fail("data.train", "no training data given");
+  const bool synthetic = r.data.format == "synthetic";
+  if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
+  if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
   std::error_code missing_file;
   if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
     check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
   if (r.checkpoint.resume.empty()) check.fail("checkpoint.resume", "expected auto, none or the path of a checkpoint folder");
-  if (options.check_paths) check_paths(r, check);
+  if (options.check_paths && !synthetic) check_paths(r, check);
   if (r.data.mean.size() != r.data.std.size())
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
   for (double s : r.data.std)

@@ -23,6 +23,7 @@
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/synthetic.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
@@ -156,7 +157,9 @@ class Trainer {
     if (rank_.rank == 0)
       log::info("training {} ({:.2f} GFLOPs per image forward) on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} "
                 "images ({} x {} accumulation x {} ranks), precision {}",
-                recipe_.model.arch, flops_per_image_ / 1e9, recipe_.data.train, train_set_->size(), train_set_->num_classes(),
+                recipe_.model.arch, flops_per_image_ / 1e9,
+                recipe_.data.format == "synthetic" ? std::string("synthetic device data") : recipe_.data.train, train_set_->size(),
+                train_set_->num_classes(),
                 rank_.world_size, device_.str(), comm_->backend(), total_steps_, recipe_.train.global_batch,
                 recipe_.train.micro_batch, recipe_.train.accumulation, rank_.world_size, recipe_.precision);
     resume_if_asked();
@@ -183,7 +186,12 @@ class Trainer {
  private:
   void open_data() {
     const DataSpec& data = recipe_.data;
-    train_set_ = open_recipe_dataset(data, "data.train", data.train, data.max_samples);
+    if (data.format == "synthetic") {
+      const int channels = recipe_.model.in_channels > 0 ? static_cast<int>(recipe_.model.in_channels) : 3;
+      train_set_ = make_synthetic_dataset(data.max_samples > 0 ? data.max_samples : kSyntheticSamples, channels, recipe_.model.num_classes);
+    } else {
+      train_set_ = open_recipe_dataset(data, "data.train", data.train, data.max_samples);
+    }
     train_bad_ = std::make_unique<BadSamples>("data.train", train_set_->size(), data.max_bad_fraction);
     if (!data.val.empty()) {
       val_set_ = open_recipe_dataset(data, "data.val", data.val, data.max_val_samples);
@@ -224,6 +232,24 @@ class Trainer {
     return from_data;
   }
 
+  // This rank's batches of an epoch: decoded by the loader's threads, or synthetic on the device.
+  struct EpochInput {
+    std::unique_ptr<BatchLoader> loader;
+    std::unique_ptr<BatchSource> source;  // declared after the loader it reads from, so destroyed first
+  };
+
+  EpochInput open_epoch_input(std::vector<int64_t> share, const LoaderOptions& options) const {
+    EpochInput input;
+    if (recipe_.data.format == "synthetic") {
+      input.source = std::make_unique<SyntheticBatches>(*train_set_, std::move(share), options.batch_size, recipe_.model.image_size,
+                                                        feed_options_, options.transform.seed);
+    } else {
+      input.loader = std::make_unique<BatchLoader>(*train_set_, std::move(share), options);
+      input.source = std::make_unique<DeviceFeeder>(*input.loader, feed_options_);
+    }
+    return input;
+  }
+
   // Runs one epoch (or what is left of max_steps); returns the mean training loss.
   double train_epoch(int64_t epoch, int64_t first_batch) {
     LoaderOptions options = loader_options_;
@@ -235,8 +261,7 @@ class Trainer {
     std::vector<int64_t> share = rank_share(order, recipe_.train.global_batch, rank_.world_size, rank_.rank);
     // Resuming mid-epoch: this rank's part of the global batches already done is skipped.
     share.erase(share.begin(), share.begin() + first_batch * (recipe_.train.global_batch / rank_.world_size));
-    BatchLoader loader(*train_set_, std::move(share), options);
-    DeviceFeeder feeder(loader, feed_options_);
+    EpochInput input = open_epoch_input(std::move(share), options);
     model_->train();
     Stopwatch epoch_clock;
     epoch_wait_s_ = 0;
@@ -245,7 +270,7 @@ class Trainer {
     Interval interval{};
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
     for (int64_t s = first_batch; s < steps_per_epoch_ && step_ < total_steps_; ++s) {
-      const StepControl control = optimizer_step(feeder, epoch, interval);
+      const StepControl control = optimizer_step(*input.source, epoch, interval);
       if (!control.non_finite) {  // a skipped step's NaN would poison every mean after it
         epoch_loss += interval.last_loss;
         interval.loss_sum += interval.last_loss;
@@ -269,7 +294,7 @@ class Trainer {
 
   // One optimizer step over `accumulation` micro-batches (its mean loss goes to interval.last_loss);
   // skipped when the loss or a gradient is not finite.
-  StepControl optimizer_step(DeviceFeeder& feeder, int64_t epoch, Interval& interval) {
+  StepControl optimizer_step(BatchSource& feeder, int64_t epoch, Interval& interval) {
     report_step_started(step_ + 1);
     const int64_t accumulation = recipe_.train.accumulation;
     optimizer_->zero_grad(/*set_to_none=*/true);

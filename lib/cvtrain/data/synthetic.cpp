@@ -1,0 +1,59 @@
+// Synthetic samples: a labels-only dataset and a batch source that never leaves the device.
+#include "cvtrain/data/synthetic.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "cvtrain/core/error.h"
+
+namespace cvtrain {
+namespace {
+
+class SyntheticDataset : public Dataset {
+ public:
+  SyntheticDataset(int64_t samples, int channels, int64_t classes) : samples_(samples), channels_(channels), classes_(classes) {}
+  size_t size() const override { return static_cast<size_t>(samples_); }
+  int64_t label(size_t index) const override { return static_cast<int64_t>(index) % classes_; }
+  int64_t num_classes() const override { return classes_; }
+  int channels() const override { return channels_; }
+  RawSample read(size_t index) const override {
+    throw Error(fmt::format("synthetic sample {}: synthetic data exists only as device batches (no files to read)", index));
+  }
+  std::string describe(size_t index) const override { return fmt::format("synthetic #{}", index); }
+
+ private:
+  int64_t samples_;
+  int channels_;
+  int64_t classes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Dataset> make_synthetic_dataset(int64_t samples, int channels, int64_t classes) {
+  return std::make_unique<SyntheticDataset>(samples, channels, classes);
+}
+
+SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> order, int64_t batch_size, int64_t image_size,
+                                   const FeedOptions& options, uint64_t seed)
+    : dataset_(dataset), order_(std::move(order)), batch_size_(batch_size), device_(options.device) {
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  // Made on the CPU with its own generator (the run's random stream is left alone), then moved once.
+  const at::Tensor images = at::randn({batch_size, dataset.channels(), image_size, image_size}, generator, at::kFloat);
+  images_ = images.to(at::TensorOptions(device_).dtype(options.dtype))
+                .contiguous(options.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+}
+
+std::optional<DeviceBatch> SyntheticBatches::next() {
+  if ((next_ + 1) * batch_size_ > static_cast<int64_t>(order_.size())) return std::nullopt;
+  std::vector<int64_t> labels(static_cast<size_t>(batch_size_));
+  const auto first = static_cast<size_t>(next_ * batch_size_);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset_.label(static_cast<size_t>(order_[first + i]));
+  DeviceBatch batch;
+  batch.images = images_;
+  batch.labels = at::tensor(labels, at::kLong).to(device_);
+  batch.first_sample = order_[first];
+  ++next_;
+  return batch;
+}
+
+}  // namespace cvtrain
