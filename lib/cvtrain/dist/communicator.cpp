@@ -71,6 +71,14 @@ class C10dCommunicator : public Communicator {
   void barrier(const std::string& what) override {
     named(what, rank(), world_size(), name_, [&] { backend_->barrier()->wait(); });
   }
+  void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string& what) override {
+    at::Tensor input = shard;
+    named(what, rank(), world_size(), name_, [&] { backend_->_allgather_base(full, input)->wait(); });
+  }
+  void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string& what) override {
+    at::Tensor input = full;
+    named(what, rank(), world_size(), name_, [&] { backend_->_reduce_scatter_base(shard, input)->wait(); });
+  }
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;
@@ -90,6 +98,8 @@ class SingleProcess : public Communicator {
   std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor&, const std::string&) override { return std::make_unique<Done>(); }
   void broadcast(at::Tensor&, int, const std::string&) override {}
   void barrier(const std::string&) override {}
+  void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string&) override { full.copy_(shard); }
+  void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string&) override { shard.copy_(full); }
 };
 
 std::string where(const GroupSpec& spec) { return fmt::format("{}:{}", spec.master_addr, spec.master_port); }

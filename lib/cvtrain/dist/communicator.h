@@ -42,6 +42,10 @@ class Communicator {
   virtual std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor, const std::string& what) = 0;
   void all_reduce_sum(at::Tensor& tensor, const std::string& what) { all_reduce_sum_async(tensor, what)->wait(); }
   virtual void broadcast(at::Tensor& tensor, int root, const std::string& what) = 0;
+  // full [world x n] <- every rank's shard [n], in rank order.
+  virtual void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string& what) = 0;
+  // shard [n] <- this rank's part of the sum over ranks of full [world x n].
+  virtual void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string& what) = 0;
   virtual void barrier(const std::string& what) = 0;
 };
 

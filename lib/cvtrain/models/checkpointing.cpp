@@ -3,6 +3,8 @@
 // through the replay (parameter gradients accumulate, and their hooks fire, as in a plain backward).
 #include "cvtrain/models/checkpointing.h"
 
+#include "cvtrain/models/classifier.h"
+
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
@@ -124,5 +126,19 @@ at::Tensor run_checkpointed(CheckpointableBlock& block, const at::Tensor& input)
 }
 
 bool is_recomputing() { return t_recomputing; }
+
+// ---- Classifier's block runner (declared in classifier.h) ----
+
+void Classifier::add_block(torch::nn::Module& module, CheckpointableBlock& block) {
+  block_modules_.push_back(&module);
+  runnable_.push_back(&block);
+}
+
+at::Tensor Classifier::run_block(size_t index, const at::Tensor& input) {
+  if (hooks_) hooks_->before_block(index);
+  CheckpointableBlock& block = *runnable_[index];
+  at::Tensor output = grad_checkpointing_ ? run_checkpointed(block, input) : block.forward_block(input);
+  return hooks_ ? hooks_->after_block(index, output) : output;
+}
 
 }  // namespace cvtrain

@@ -1,19 +1,45 @@
-// The model interface the trainer sees: an nn::Module mapping images [B,C,H,W] to logits [B,K].
+// The model interface the trainer sees: an nn::Module mapping images [B,C,H,W] to logits [B,K],
+// whose residual blocks run through one place (activation checkpointing, FSDP's gathering).
 #pragma once
 
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <vector>
 
 namespace cvtrain {
 
 struct ModelSpec;
+class CheckpointableBlock;
+
+// Called around every residual block's forward: FSDP gathers the block's parameters before and
+// frees them after (and arranges to gather them again for backward).
+class BlockHooks {
+ public:
+  virtual ~BlockHooks() = default;
+  virtual void before_block(size_t index) = 0;
+  virtual at::Tensor after_block(size_t index, const at::Tensor& output) = 0;
+};
 
 class Classifier : public torch::nn::Module {
  public:
   virtual at::Tensor forward(const at::Tensor& images) = 0;
   // Convolutional models run faster on channels_last (NHWC) inputs and weights.
   virtual bool is_convolutional() const { return false; }
+  // The residual blocks in forward order; empty for models without them.
+  const std::vector<torch::nn::Module*>& blocks() const { return block_modules_; }
+  void set_block_hooks(BlockHooks* hooks) { hooks_ = hooks; }
+
+ protected:
+  // Models register their blocks once, in forward order, and run each through run_block.
+  void add_block(torch::nn::Module& module, CheckpointableBlock& block);
+  at::Tensor run_block(size_t index, const at::Tensor& input);
+  bool grad_checkpointing_ = false;  // model.grad_checkpointing
+
+ private:
+  std::vector<torch::nn::Module*> block_modules_;
+  std::vector<CheckpointableBlock*> runnable_;
+  BlockHooks* hooks_ = nullptr;
 };
 
 // Builds model.arch (see model_names()); throws RecipeError for an unknown name.

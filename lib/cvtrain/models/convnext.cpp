@@ -79,7 +79,8 @@ struct ConvNextSize {
 
 class ConvNeXt : public Classifier {
  public:
-  ConvNeXt(const ConvNextSize& size, const ModelSpec& spec, int64_t in_channels) : checkpointing_(spec.grad_checkpointing) {
+  ConvNeXt(const ConvNextSize& size, const ModelSpec& spec, int64_t in_channels) {
+    grad_checkpointing_ = spec.grad_checkpointing;
     const int64_t total_blocks = std::accumulate(size.depths.begin(), size.depths.end(), int64_t{0});
     const std::vector<double> rates = drop_path_rates(spec.drop_path, total_blocks);
     stem_ = register_module("stem", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(in_channels, size.widths[0], 4).stride(4)),
@@ -96,12 +97,13 @@ class ConvNeXt : public Classifier {
         downsamples_.push_back(nullptr);
       }
       auto blocks = stage->register_module("blocks", nn::ModuleList());
-      std::vector<Block> stage_blocks;
+      std::vector<Block> stage_blocks;  // owned by the module tree; registered with add_block
       for (int64_t b = 0; b < size.depths[s]; ++b) {
         stage_blocks.push_back(Block(size.widths[s], rates[block_index++]));
         blocks->push_back(stage_blocks.back());
+        add_block(*stage_blocks.back(), *stage_blocks.back());
       }
-      blocks_.push_back(std::move(stage_blocks));
+      blocks_per_stage_.push_back(stage_blocks.size());
       stages->push_back(stage);
     }
     head_ = register_module("head", Head(size.widths.back(), spec.num_classes));
@@ -112,9 +114,10 @@ class ConvNeXt : public Classifier {
 
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor x = stem_->forward(images);
-    for (size_t s = 0; s < blocks_.size(); ++s) {
+    size_t block = 0;
+    for (size_t s = 0; s < blocks_per_stage_.size(); ++s) {
       if (downsamples_[s]) x = downsamples_[s]->forward(x);
-      for (auto& block : blocks_[s]) x = checkpointing_ ? run_checkpointed(*block, x) : block->forward_block(x);
+      for (size_t b = 0; b < blocks_per_stage_[s]; ++b) x = run_block(block++, x);
     }
     return head_(x);
   }
@@ -139,10 +142,9 @@ class ConvNeXt : public Classifier {
     });
   }
 
-  bool checkpointing_;
   nn::Sequential stem_{nullptr};
   std::vector<nn::Sequential> downsamples_;  // null for the first stage
-  std::vector<std::vector<Block>> blocks_;
+  std::vector<size_t> blocks_per_stage_;
   Head head_{nullptr};
 };
 

@@ -61,7 +61,8 @@ TORCH_MODULE(Block);
 
 class ResNet : public Classifier {
  public:
-  ResNet(int depth, const ModelSpec& spec, int64_t in_channels) : small_stem_(spec.small_stem), checkpointing_(spec.grad_checkpointing) {
+  ResNet(int depth, const ModelSpec& spec, int64_t in_channels) : small_stem_(spec.small_stem) {
+    grad_checkpointing_ = spec.grad_checkpointing;
     const bool bottleneck = depth >= 50;
     const std::vector<int64_t> blocks = stage_depths(depth);
     conv1_ = register_module("conv1", small_stem_ ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2));
@@ -77,6 +78,7 @@ class ResNet : public Classifier {
       }
       register_module("layer" + std::to_string(stage + 1), layer);
     }
+    for (auto& block : blocks_) add_block(*block, *block);
     fc_ = register_module("fc", nn::Linear(in, spec.num_classes));
     initialise();
   }
@@ -85,7 +87,7 @@ class ResNet : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor x = bn1_(conv1_(images)).relu_();
     if (!small_stem_) x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
-    for (auto& block : blocks_) x = checkpointing_ ? run_checkpointed(*block, x) : block->forward(x);
+    for (size_t i = 0; i < blocks_.size(); ++i) x = run_block(i, x);
     return fc_(x.mean({2, 3}));
   }
 
@@ -108,7 +110,7 @@ class ResNet : public Classifier {
     return {3, 4, 6, 3};  // 34 and 50
   }
 
-  bool small_stem_, checkpointing_;
+  bool small_stem_;
   std::vector<Block> blocks_;  // every block of layer1..layer4 in order
   nn::Conv2d conv1_{nullptr};
   SyncableBatchNorm2d bn1_{nullptr};

@@ -83,13 +83,18 @@ TORCH_MODULE(PatchEmbed);
 
 class VisionTransformer : public Classifier {
  public:
-  VisionTransformer(const VitSize& size, const ModelSpec& spec, int64_t in_channels) : checkpointing_(spec.grad_checkpointing) {
+  VisionTransformer(const VitSize& size, const ModelSpec& spec, int64_t in_channels) {
+    grad_checkpointing_ = spec.grad_checkpointing;
     const int64_t patches = (spec.image_size / kPatch) * (spec.image_size / kPatch);
     patch_embed_ = register_module("patch_embed", PatchEmbed(in_channels, size.width));
     cls_token_ = register_parameter("cls_token", at::zeros({1, 1, size.width}));
     pos_embed_ = register_parameter("pos_embed", at::zeros({1, patches + 1, size.width}));
     blocks_ = register_module("blocks", nn::ModuleList());
-    for (const double rate : drop_path_rates(spec.drop_path, size.depth)) blocks_->push_back(Block(size.width, size.heads, rate));
+    for (const double rate : drop_path_rates(spec.drop_path, size.depth)) {
+      Block block(size.width, size.heads, rate);
+      blocks_->push_back(block);
+      add_block(*block, *block);
+    }
     norm_ = register_module("norm", layer_norm(size.width));
     head_ = register_module("head", nn::Linear(size.width, spec.num_classes));
     initialise();
@@ -98,10 +103,7 @@ class VisionTransformer : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor x = patch_embed_(images);
     x = at::cat({cls_token_.expand({x.size(0), -1, -1}), x}, 1) + pos_embed_;
-    for (const auto& module : *blocks_) {
-      auto& block = *module->as<BlockImpl>();
-      x = checkpointing_ ? run_checkpointed(block, x) : block.forward_block(x);
-    }
+    for (size_t i = 0; i < blocks_->size(); ++i) x = run_block(i, x);
     return head_(norm_(x).select(1, 0));
   }
 
@@ -120,7 +122,6 @@ class VisionTransformer : public Classifier {
     });
   }
 
-  bool checkpointing_;
   PatchEmbed patch_embed_{nullptr};
   at::Tensor cls_token_, pos_embed_;
   nn::ModuleList blocks_{nullptr};

@@ -1,8 +1,14 @@
 // Optimizer construction from OptimSpec: SGD (momentum, Nesterov) or AdamW, with weight decay kept
-// off normalisation weights and biases.
+// off normalisation weights, biases and embeddings; and the optimizer's per-tensor state as named
+// fields, which is how checkpoints store it whatever the strategy.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace torch::nn {
 class Module;
@@ -15,7 +21,25 @@ namespace cvtrain {
 
 struct OptimSpec;
 
+// Whether weight decay applies: weights of rank >= 2, except ViT's pos_embed and cls_token (timm's rule).
+bool decays(const std::string& name, const at::Tensor& parameter);
+
+struct ParameterGroups {
+  std::vector<at::Tensor> decay, no_decay;
+};
+ParameterGroups parameter_groups(torch::nn::Module& model);
+
+// Two groups: `decay` with optim.weight_decay, `no_decay` without.
+std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& groups);
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, torch::nn::Module& model);
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+
+// The optimizer's state for one tensor it updates: AdamW "step" (an int64 scalar), "exp_avg",
+// "exp_avg_sq"; SGD "momentum_buffer". Empty before the tensor's first step.
+using StateFields = std::vector<std::pair<std::string, at::Tensor>>;
+StateFields optimizer_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& tensor);
+// Sets it from fields as optimizer_state_of returns them (copied, in the tensor's dtype, device
+// and memory layout). Throws Error naming a missing field.
+void set_optimizer_state(torch::optim::Optimizer& optimizer, const at::Tensor& tensor, const StateFields& fields);
 
 }  // namespace cvtrain

@@ -1,176 +1,177 @@
-// Strategies. DDP groups gradients into buckets (reverse registration order, roughly the order
-// backward produces them); a tensor hook copies each gradient into its bucket and the bucket's
-// all-reduce starts as soon as its last gradient arrives, while backward goes on.
+// The single and ddp strategies, their by-name checkpoint state, and make_strategy.
 #include "cvtrain/parallel/strategy.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/nn/module.h>
 
-#include <mutex>
-
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/batch_norm.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/parallel/flat_shard.h"
+#include "cvtrain/parallel/replicated.h"
+#include "cvtrain/parallel/sharded.h"
 
 namespace cvtrain {
-namespace {
 
-class SingleStrategy : public Strategy {
- public:
-  void before_backward(bool) override {}
-  void after_backward(bool) override {}
-  void sync_buffers() override {}
-  double take_comm_wait_seconds() override { return 0; }
-};
+// ---- ReplicatedStrategy
 
-struct Bucket {
-  std::vector<size_t> params;  // indices into DdpStrategy::params_
-  std::vector<int64_t> offsets;
-  at::Tensor flat;
-  size_t ready = 0;
-  std::unique_ptr<PendingCollective> pending;
-};
+NamedTensors ReplicatedStrategy::model_state() {
+  NamedTensors out;
+  for (const auto& [name, tensor] : named_model_tensors(model_)) out.emplace_back(name, tensor.detach());
+  return out;
+}
 
-class DdpStrategy : public Strategy {
- public:
-  DdpStrategy(torch::nn::Module& model, Communicator& comm, double bucket_mb) : model_(model), comm_(comm) {
-    for (const auto& p : model.parameters())
-      if (p.requires_grad()) params_.push_back(p);
-    broadcast_from_rank0(model.parameters());
-    sync_buffers();
-    build_buckets(static_cast<int64_t>(bucket_mb * 1024 * 1024));
-    for (size_t i = 0; i < params_.size(); ++i)
-      params_[i].register_hook([this, i](const at::Tensor& grad) { on_gradient(i, grad); });
+void ReplicatedStrategy::load_model_state(const NamedTensors& saved, const std::string& source) {
+  copy_by_name(saved, named_model_tensors(model_), source);
+}
+
+NamedTensors ReplicatedStrategy::optimizer_state(torch::optim::Optimizer& optimizer) { return named_parameter_state(optimizer, model_); }
+
+void ReplicatedStrategy::load_optimizer_state(torch::optim::Optimizer& optimizer, const NamedTensors& saved) {
+  load_named_parameter_state(optimizer, model_, saved);
+}
+
+StateBytes ReplicatedStrategy::state_bytes(torch::optim::Optimizer& optimizer) {
+  StateBytes bytes;
+  for (const auto& p : model_.parameters()) bytes.parameters += p.numel() * static_cast<int64_t>(p.element_size());
+  bytes.optimizer_state = optimizer_state_bytes(optimizer);
+  return bytes;
+}
+
+void broadcast_from_rank0(const std::vector<at::Tensor>& tensors, Communicator& comm) {
+  torch::NoGradGuard no_grad;
+  for (at::Tensor t : tensors) comm.broadcast(t, 0, "broadcast of parameters and buffers from rank 0");
+}
+
+// ---- DdpStrategy
+
+DdpStrategy::DdpStrategy(torch::nn::Module& model, Communicator& comm, double bucket_mb) : ReplicatedStrategy(model), comm_(comm) {
+  for (const auto& p : model.parameters())
+    if (p.requires_grad()) params_.push_back(p);
+  broadcast_from_rank0(model.parameters(), comm_);
+  sync_buffers();
+  build_buckets(static_cast<int64_t>(bucket_mb * 1024 * 1024));
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].register_hook([this, i](const at::Tensor& grad) { on_gradient(i, grad); });
+}
+
+void DdpStrategy::before_backward(bool last_micro_step) {
+  syncing_ = last_micro_step;
+  if (!syncing_) return;
+  for (auto& b : buckets_) {
+    b.ready = 0;
+    b.pending.reset();
   }
+  arrived_.assign(params_.size(), false);
+}
 
-  void before_backward(bool last_micro_step) override {
-    syncing_ = last_micro_step;
-    if (!syncing_) return;
-    for (auto& b : buckets_) {
-      b.ready = 0;
-      b.pending.reset();
+void DdpStrategy::after_backward(bool last_micro_step) {
+  if (!last_micro_step) return;
+  Stopwatch wait;
+  for (auto& b : buckets_) {
+    if (!b.pending) launch_incomplete(b);
+    b.pending->wait();
+  }
+  const double scale = 1.0 / comm_.world_size();
+  for (auto& b : buckets_)
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      at::Tensor& p = params_[b.params[k]];
+      p.mutable_grad() = b.flat.narrow(0, b.offsets[k], p.numel()).view_as(p).mul(scale);
     }
-    arrived_.assign(params_.size(), false);
+  comm_wait_s_ += wait.seconds();
+  syncing_ = false;
+}
+
+void DdpStrategy::sync_buffers() { broadcast_from_rank0(model_.buffers(), comm_); }
+
+void DdpStrategy::build_buckets(int64_t bucket_bytes) {
+  bucket_of_.resize(params_.size());
+  Bucket current;
+  int64_t bytes = 0, numel = 0;
+  auto close = [&] {
+    if (current.params.empty()) return;
+    current.flat = at::zeros({numel}, params_[current.params[0]].options());
+    buckets_.push_back(std::move(current));
+    current = Bucket{};
+    bytes = numel = 0;
+  };
+  for (size_t i = params_.size(); i-- > 0;) {
+    if (!current.params.empty() && params_[i].options().dtype() != params_[current.params[0]].options().dtype()) close();
+    bucket_of_[i] = {buckets_.size(), current.params.size()};
+    current.params.push_back(i);
+    current.offsets.push_back(numel);
+    numel += params_[i].numel();
+    bytes += params_[i].numel() * static_cast<int64_t>(params_[i].element_size());
+    if (bytes >= bucket_bytes) close();
   }
+  close();
+}
 
-  void after_backward(bool last_micro_step) override {
-    if (!last_micro_step) return;
-    Stopwatch wait;
-    for (auto& b : buckets_) {
-      if (!b.pending) launch_incomplete(b);
-      b.pending->wait();
-    }
-    const double scale = 1.0 / comm_.world_size();
-    for (auto& b : buckets_)
-      for (size_t k = 0; k < b.params.size(); ++k) {
-        at::Tensor& p = params_[b.params[k]];
-        p.mutable_grad() = b.flat.narrow(0, b.offsets[k], p.numel()).view_as(p).mul(scale);
-      }
-    comm_wait_s_ += wait.seconds();
-    syncing_ = false;
-  }
+// The hook sees this backward's gradient before it is added to .grad: on the last micro-step
+// the full gradient is what accumulated so far plus this one.
+void DdpStrategy::on_gradient(size_t index, const at::Tensor& grad) {
+  if (!syncing_) return;
+  const auto [b, k] = bucket_of_[index];
+  Bucket& bucket = buckets_[b];
+  const at::Tensor& p = params_[index];
+  at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
+  torch::NoGradGuard no_grad;
+  if (p.grad().defined())
+    at::add_out(slot, p.grad(), grad);
+  else
+    slot.copy_(grad);
+  std::lock_guard<std::mutex> lock(mutex_);
+  arrived_[index] = true;
+  if (++bucket.ready == bucket.params.size()) bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(b));
+}
 
-  void sync_buffers() override { broadcast_from_rank0(model_.buffers()); }
-
-  double take_comm_wait_seconds() override { return std::exchange(comm_wait_s_, 0.0); }
-
- private:
-  void broadcast_from_rank0(std::vector<at::Tensor> tensors) {
-    torch::NoGradGuard no_grad;
-    for (auto& t : tensors) comm_.broadcast(t, 0, "broadcast of parameters and buffers from rank 0");
-  }
-
-  void build_buckets(int64_t bucket_bytes) {
-    bucket_of_.resize(params_.size());
-    Bucket current;
-    int64_t bytes = 0, numel = 0;
-    auto close = [&] {
-      if (current.params.empty()) return;
-      current.flat = at::zeros({numel}, params_[current.params[0]].options());
-      buckets_.push_back(std::move(current));
-      current = Bucket{};
-      bytes = numel = 0;
-    };
-    for (size_t i = params_.size(); i-- > 0;) {
-      if (!current.params.empty() && params_[i].options().dtype() != params_[current.params[0]].options().dtype()) close();
-      bucket_of_[i] = {buckets_.size(), current.params.size()};
-      current.params.push_back(i);
-      current.offsets.push_back(numel);
-      numel += params_[i].numel();
-      bytes += params_[i].numel() * static_cast<int64_t>(params_[i].element_size());
-      if (bytes >= bucket_bytes) close();
-    }
-    close();
-  }
-
-  // The hook sees this backward's gradient before it is added to .grad: on the last micro-step
-  // the full gradient is what accumulated so far plus this one.
-  void on_gradient(size_t index, const at::Tensor& grad) {
-    if (!syncing_) return;
-    const auto [b, k] = bucket_of_[index];
-    Bucket& bucket = buckets_[b];
-    const at::Tensor& p = params_[index];
+// Parameters that took no part in this backward contribute what they accumulated, or zeros.
+void DdpStrategy::launch_incomplete(Bucket& bucket) {
+  torch::NoGradGuard no_grad;
+  for (size_t k = 0; k < bucket.params.size(); ++k) {
+    if (arrived_[bucket.params[k]]) continue;
+    const at::Tensor& p = params_[bucket.params[k]];
     at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
-    torch::NoGradGuard no_grad;
     if (p.grad().defined())
-      at::add_out(slot, p.grad(), grad);
+      slot.copy_(p.grad());
     else
-      slot.copy_(grad);
-    std::lock_guard<std::mutex> lock(mutex_);
-    arrived_[index] = true;
-    if (++bucket.ready == bucket.params.size()) bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(b));
+      slot.zero_();
   }
+  bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(static_cast<size_t>(&bucket - buckets_.data())));
+}
 
-  // Parameters that took no part in this backward contribute what they accumulated, or zeros.
-  void launch_incomplete(Bucket& bucket) {
-    torch::NoGradGuard no_grad;
-    for (size_t k = 0; k < bucket.params.size(); ++k) {
-      if (arrived_[bucket.params[k]]) continue;
-      const at::Tensor& p = params_[bucket.params[k]];
-      at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
-      if (p.grad().defined())
-        slot.copy_(p.grad());
-      else
-        slot.zero_();
-    }
-    bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(static_cast<size_t>(&bucket - buckets_.data())));
-  }
+std::string DdpStrategy::bucket_name(size_t b) const {
+  return fmt::format("gradient all-reduce (bucket {} of {}, {:.2f} MB)", b + 1, buckets_.size(),
+                     static_cast<double>(buckets_[b].flat.numel() * buckets_[b].flat.element_size()) / 1e6);
+}
 
-  std::string bucket_name(size_t b) const {
-    return fmt::format("gradient all-reduce (bucket {} of {}, {:.2f} MB)", b + 1, buckets_.size(),
-                       static_cast<double>(buckets_[b].flat.numel() * buckets_[b].flat.element_size()) / 1e6);
-  }
+// ---- make_strategy
 
-  torch::nn::Module& model_;
-  Communicator& comm_;
-  std::vector<at::Tensor> params_;
-  std::vector<std::pair<size_t, size_t>> bucket_of_;  // param -> (bucket, position)
-  std::vector<Bucket> buckets_;
-  std::vector<bool> arrived_;
-  bool syncing_ = false;
-  double comm_wait_s_ = 0;
-  std::mutex mutex_;
-};
-
-}  // namespace
+namespace {
 
 void synchronise_batch_norm(torch::nn::Module& model, Communicator& comm) {
   for (const auto& module : model.modules())
-    if (auto* bn = module->as<SyncableBatchNorm2dImpl>()) bn->set_all_reduce([&comm](at::Tensor& t) { comm.all_reduce_sum(t, "SyncBatchNorm statistics all-reduce"); });
+    if (auto* bn = module->as<SyncableBatchNorm2dImpl>())
+      bn->set_all_reduce([&comm](at::Tensor& t) { comm.all_reduce_sum(t, "SyncBatchNorm statistics all-reduce"); });
 }
 
-std::unique_ptr<Strategy> make_strategy(const std::string& name, torch::nn::Module& model, Communicator& comm, double bucket_mb,
+}  // namespace
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name, Classifier& model, Communicator& comm, double bucket_mb,
                                         bool sync_bn) {
   if (sync_bn && comm.world_size() > 1) synchronise_batch_norm(model, comm);
   if (name == "single") {
     if (comm.world_size() != 1)
       throw RecipeError({fmt::format("strategy: 'single' runs one process but the job has {} ranks; use ddp", comm.world_size())});
-    return std::make_unique<SingleStrategy>();
+    return std::make_unique<SingleStrategy>(model);
   }
   if (name == "ddp") return std::make_unique<DdpStrategy>(model, comm, bucket_mb);
-  throw RecipeError({fmt::format("strategy: '{}' is not available yet; use single or ddp", name)});
+  if (name == "zero1") return make_zero(1, model, comm, bucket_mb);
+  if (name == "zero2") return make_zero(2, model, comm, bucket_mb);
+  if (name == "fsdp") return make_fsdp(model, comm);
+  throw RecipeError({fmt::format("strategy: unknown '{}'; use single, ddp, zero1, zero2 or fsdp", name)});
 }
 
 }  // namespace cvtrain

@@ -451,9 +451,6 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
                                          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(options.known_archs, ", ")));
   }
   check_model_switches(r.model, check);
-  // Honest limits of this build: these values are valid names but their machinery is not here yet.
-  if (r.strategy != "single" && r.strategy != "ddp")
-    check.fail("strategy", fmt::format("'{}' needs sharding, not available yet; use single or ddp", r.strategy));
   if (r.strategy == "single" && world > 1)
     check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp", world));
   if (r.distributed.node_rank >= r.distributed.nnodes)

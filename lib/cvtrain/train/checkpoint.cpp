@@ -6,9 +6,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
-#include <torch/nn/module.h>
-#include <torch/optim/optimizer.h>
-#include <torch/serialize/archive.h>
 #include <torch/utils.h>
 #include <torch/version.h>
 #include <unistd.h>
@@ -52,14 +49,6 @@ void write_text(const std::string& path, const std::string& text) {
   out << text;
   out.flush();
   if (!out) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-}
-
-// Parameters and buffers by their module path ("layer1.0.conv1.weight"), as torchvision names them.
-std::vector<std::pair<std::string, at::Tensor>> model_tensors(torch::nn::Module& model) {
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  for (const auto& item : model.named_parameters(true)) out.emplace_back(item.key(), item.value());
-  for (const auto& item : model.named_buffers(true)) out.emplace_back(item.key(), item.value());
-  return out;
 }
 
 std::vector<c10::Device> generator_devices() {
@@ -111,18 +100,15 @@ int64_t step_of(const fs::path& folder) {
   }
 }
 
-void write_checkpoint_files(const std::string& dir, const TrainPosition& position, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer, const Recipe& recipe) {
-  NamedTensors weights;
-  for (const auto& [name, tensor] : model_tensors(model)) weights.emplace_back(name, tensor.detach());
-  write_safetensors(dir + "/model.safetensors", weights, {{"format", "pt"}, {"step", std::to_string(position.step)}});
-  torch::serialize::OutputArchive archive;
-  optimizer.save(archive);
-  archive.save_to(dir + "/optimizer.pt");
+void write_checkpoint_files(const std::string& dir, const TrainPosition& position, const NamedTensors& model,
+                            const NamedTensors& optimizer, const Recipe& recipe) {
+  write_safetensors(dir + "/model.safetensors", model,
+                    {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
+  write_safetensors(dir + "/optimizer.safetensors", optimizer, {{"optimizer", recipe.optim.name}});
   write_safetensors(dir + "/rng.safetensors", rng_states());
   write_text(dir + "/state.txt", state_text(position, recipe));
   write_text(dir + "/recipe.yaml", recipe_to_yaml(recipe));
-  for (const char* name : {"model.safetensors", "optimizer.pt", "rng.safetensors", "state.txt", "recipe.yaml"})
+  for (const char* name : {"model.safetensors", "optimizer.safetensors", "rng.safetensors", "state.txt", "recipe.yaml"})
     fsync_path(dir + "/" + name);
   fsync_path(dir);
 }
@@ -143,7 +129,7 @@ void Checkpointer::check_writable() const {
   fs::remove(probe, ec);
 }
 
-std::string Checkpointer::save(const TrainPosition& position, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+std::string Checkpointer::save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer,
                                const Recipe& recipe) const {
   const std::string final_dir = folder_of(position.step);
   const std::string temporary = final_dir + ".tmp", replaced = final_dir + ".old";
@@ -202,7 +188,7 @@ std::optional<std::string> Checkpointer::latest() const {
       read_position(folder.string());
       read_safetensors((folder / "model.safetensors").string());
       read_safetensors((folder / "rng.safetensors").string());
-      if (!fs::exists(folder / "optimizer.pt")) throw Error((folder / "optimizer.pt").string() + ": missing");
+      read_safetensors((folder / "optimizer.safetensors").string());
       return folder.string();
     } catch (const std::exception& e) {
       log::warn("skipping checkpoint {}: unreadable ({})", folder.string(), e.what());
@@ -235,29 +221,14 @@ TrainPosition read_position(const std::string& folder) {
                        whole("scale_growth_tracker")};
 }
 
-TrainPosition load_checkpoint(const std::string& folder, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
-  const TrainPosition position = read_position(folder);
-  const std::string weights_file = folder + "/model.safetensors";
-  std::map<std::string, at::Tensor> saved;
-  for (auto& [name, tensor] : read_safetensors(weights_file)) saved.emplace(name, tensor);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& [name, tensor] : model_tensors(model)) {
-      const auto it = saved.find(name);
-      if (it == saved.end()) throw Error(fmt::format("{}: has no tensor '{}' (a checkpoint of another model?)", weights_file, name));
-      if (it->second.sizes() != tensor.sizes())
-        throw Error(fmt::format("{}: '{}' has shape {} but the model's is {}", weights_file, name, fmt::join(it->second.sizes(), "x"),
-                                fmt::join(tensor.sizes(), "x")));
-      tensor.copy_(it->second);
-      saved.erase(it);
-    }
-  }
-  if (!saved.empty()) throw Error(fmt::format("{}: holds '{}', which the model does not have", weights_file, saved.begin()->first));
-  torch::serialize::InputArchive archive;
-  archive.load_from(folder + "/optimizer.pt");
-  optimizer.load(archive);
+CheckpointContents load_checkpoint(const std::string& folder) {
+  CheckpointContents contents;
+  contents.position = read_position(folder);
+  contents.model_file = folder + "/model.safetensors";
+  contents.model = read_safetensors(contents.model_file);
+  contents.optimizer = read_safetensors(folder + "/optimizer.safetensors");
   restore_rng_states(read_safetensors(folder + "/rng.safetensors"), folder + "/rng.safetensors");
-  return position;
+  return contents;
 }
 
 }  // namespace cvtrain

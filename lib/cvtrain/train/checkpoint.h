@@ -1,7 +1,8 @@
 // Checkpoints: one folder per step under OUTPUT/checkpoints, written under a temporary name,
 // fsynced, renamed and then marked COMPLETE, so a crash mid-write never leaves one that looks
-// whole. Holds weights (safetensors), optimizer state, RNG states, the position in the data,
-// the resolved recipe and the versions of what wrote it.
+// whole. Holds weights and optimizer state by parameter name (safetensors; the same whatever the
+// strategy, so a run may resume under another), RNG states, the position in the data, the
+// resolved recipe and the versions of what wrote it.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace torch::nn {
-class Module;
-}
-namespace torch::optim {
-class Optimizer;
-}
+#include "cvtrain/models/safetensors.h"
 
 namespace cvtrain {
 
@@ -36,10 +32,10 @@ class Checkpointer {
  public:
   Checkpointer(std::string run_dir, int64_t keep);
 
-  // Rank 0: writes the checkpoint of `position` and drops the oldest beyond `keep`. Returns its
+  // Rank 0: writes the checkpoint of `position` (the model's parameters and buffers, and the
+  // optimizer state, both by name and whole) and drops the oldest beyond `keep`. Returns its
   // folder. Throws Error naming the file on any write failure; earlier checkpoints stay intact.
-  std::string save(const TrainPosition& position, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                   const Recipe& recipe) const;
+  std::string save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer, const Recipe& recipe) const;
 
   // The newest complete checkpoint whose files read back; incomplete or unreadable ones are
   // skipped with a warning naming them. nullopt when there is none.
@@ -56,9 +52,15 @@ class Checkpointer {
   int64_t keep_;
 };
 
-// Loads a checkpoint folder into `model` and `optimizer` (and the RNG states); returns where it
-// stands. Throws Error naming the folder and the file for anything missing or mismatched.
-TrainPosition load_checkpoint(const std::string& folder, torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+struct CheckpointContents {
+  TrainPosition position;
+  NamedTensors model, optimizer;
+  std::string model_file;  // for messages about its tensors
+};
+
+// Reads a checkpoint folder and restores the RNG states from it. Throws Error naming the folder
+// and the file for anything missing or unreadable.
+CheckpointContents load_checkpoint(const std::string& folder);
 
 // The position alone (state.txt), without touching a model.
 TrainPosition read_position(const std::string& folder);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -32,6 +33,7 @@
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/flops.h"
 #include "cvtrain/models/pretrained.h"
+#include "cvtrain/observe/memory.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/optim/lr_schedule.h"
@@ -142,7 +144,7 @@ class Trainer {
     if (feed_options_.channels_last) to_channels_last(*model_);
     flops_per_image_ = forward_flops_per_image(*model_, in_channels(), recipe.model.image_size);
     strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb, recipe.model.sync_bn);
-    optimizer_ = build_optimizer(recipe.optim, *model_);
+    optimizer_ = build_optimizer(recipe.optim, strategy_->optimizer_parameters());
     scaler_ = std::make_unique<LossScaler>(recipe.precision == "fp16", device_);
     steps_per_epoch_ = static_cast<int64_t>(train_set_->size()) / recipe.train.global_batch;
     if (steps_per_epoch_ == 0)
@@ -175,6 +177,7 @@ class Trainer {
     save_checkpoint();
     summary.steps = step_;
     summary.seconds = total.seconds();
+    strategy_->gather_parameters();
     if (rank_.rank == 0) {
       torch::save(std::static_pointer_cast<torch::nn::Module>(model_), run_->file("model.pt"));
       log::info("done: {} steps in {}; weights in {}", step_, format_duration(summary.seconds), run_->file("model.pt"));
@@ -306,6 +309,7 @@ class Trainer {
       interval.data_wait_s += waited;
       epoch_wait_s_ += waited;
       if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
+      strategy_->before_forward();
       const at::Tensor loss = forward_loss(*batch, epoch);
       const bool last = micro == accumulation - 1;
       strategy_->before_backward(last);
@@ -313,10 +317,11 @@ class Trainer {
       strategy_->after_backward(last);
       step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
     }
-    inject_non_finite(step_ + 1, step_loss, model_->parameters());
+    const std::vector<at::Tensor> updated = optimizer_tensors();
+    inject_non_finite(step_ + 1, step_loss, updated);
     inject_stop_request(step_ + 1);
-    const at::Tensor overflow = scaler_->unscale(model_->parameters());  // fp16: inf/NaN in the gradients
-    const at::Tensor grad_norm = clip_gradients();
+    const at::Tensor overflow = scaler_->unscale(updated);  // fp16: inf/NaN in the gradients
+    const at::Tensor grad_norm = clip_gradients(updated);
     const StepControl control = agree_on_control(step_loss, grad_norm, overflow);
     interval.steps += 1;
     interval.images += recipe_.train.global_batch;
@@ -328,24 +333,32 @@ class Trainer {
       bad_steps_in_row_ = 0;
       set_learning_rate(*optimizer_, schedule_->at(step_));
       optimizer_->step();
+      strategy_->after_step();
     }
     scaler_->update(control.non_finite);
     return control;
   }
 
-  // The global gradient norm (every rank holds the all-reduced gradients), as a device tensor;
-  // with train.grad_clip the gradients are scaled down to it, as torch's clip_grad_norm_ does.
-  at::Tensor clip_gradients() {
+  // What the optimizer updates: the model's parameters, or this rank's shards of them.
+  std::vector<at::Tensor> optimizer_tensors() const {
+    ParameterGroups groups = strategy_->optimizer_parameters();
+    groups.decay.insert(groups.decay.end(), groups.no_decay.begin(), groups.no_decay.end());
+    return groups.decay;
+  }
+
+  // The global gradient norm as a device tensor (shards' squares summed over ranks first); with
+  // train.grad_clip the gradients are scaled down to it, as torch's clip_grad_norm_ does.
+  at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors) {
     torch::NoGradGuard no_grad;
-    std::vector<at::Tensor> norms;
-    for (const auto& p : model_->parameters())
-      if (p.grad().defined()) norms.push_back(p.grad().detach().norm(2).to(at::kFloat));
-    if (norms.empty()) return at::zeros({}, at::TensorOptions(device_).dtype(at::kFloat));
-    const at::Tensor total = at::stack(norms).norm(2);
+    at::Tensor squares = at::zeros({}, at::TensorOptions(device_).dtype(at::kFloat));
+    for (const auto& t : tensors)
+      if (t.grad().defined()) squares += t.grad().detach().to(at::kFloat).pow(2).sum();
+    if (strategy_->gradients_sharded() && rank_.world_size > 1) comm_->all_reduce_sum(squares, "gradient norm all-reduce");
+    const at::Tensor total = squares.sqrt();
     if (recipe_.train.grad_clip > 0) {
       const at::Tensor coefficient = (recipe_.train.grad_clip / (total + 1e-6)).clamp_max(1.0);
-      for (auto& p : model_->parameters())
-        if (p.grad().defined()) p.mutable_grad().mul_(coefficient.to(p.grad().scalar_type()));
+      for (const auto& t : tensors)
+        if (t.grad().defined()) at::Tensor(t).mutable_grad().mul_(coefficient.to(t.grad().scalar_type()));
     }
     return total;
   }
@@ -403,17 +416,21 @@ class Trainer {
                               step_, total_steps_, checkpointer_->folder_of(step_)));
   }
 
-  // Rank 0 writes; every rank learns whether it worked, so a failed write stops all of them
-  // together instead of leaving the others waiting.
+  // Every rank contributes its shards of the state; rank 0 writes; every rank learns whether it
+  // worked, so a failed write stops all of them together instead of leaving the others waiting.
   void save_checkpoint() {
     if (position_.step == last_saved_step_) return;  // e.g. the end of training on an every_steps step
     std::string failure;
+    strategy_->gather_parameters();
+    const NamedTensors model_state = strategy_->model_state();
+    strategy_->release_parameters();
+    const NamedTensors optimizer_state = strategy_->optimizer_state(*optimizer_);
     if (rank_.rank == 0) {
       try {
         const LossScalerState scaler = scaler_->state();
         position_.loss_scale = scaler_->enabled() ? scaler.scale : 0;
         position_.scale_growth_tracker = scaler.growth_tracker;
-        const std::string folder = checkpointer_->save(position_, *model_, *optimizer_, recipe_);
+        const std::string folder = checkpointer_->save(position_, model_state, optimizer_state, recipe_);
         log::info("checkpoint: {}", folder);
       } catch (const Error& e) {
         failure = e.what();
@@ -441,7 +458,10 @@ class Trainer {
       if (step < 0) return;
       folder = checkpointer_->folder_of(step);
     }
-    position_ = load_checkpoint(folder, *model_, *optimizer_);
+    const CheckpointContents saved = load_checkpoint(folder);
+    strategy_->load_model_state(saved.model, saved.model_file);
+    strategy_->load_optimizer_state(*optimizer_, saved.optimizer);
+    position_ = saved.position;
     if (scaler_->enabled() && position_.loss_scale > 0)
       scaler_ = std::make_unique<LossScaler>(true, device_, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
     step_ = last_saved_step_ = position_.step;
@@ -524,6 +544,24 @@ class Trainer {
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
   }
 
+  // What each rank holds (parameters, optimizer state: rank 0's) and the peak memory of every rank
+  // (collective: every rank calls it).
+  void append_memory_report(MetricRecord& record, std::string& line) {
+    const StateBytes held = strategy_->state_bytes(*optimizer_);
+    at::Tensor peaks = at::zeros({rank_.world_size}, at::TensorOptions(device_).dtype(at::kDouble));
+    peaks[rank_.rank].fill_(static_cast<double>(peak_memory_bytes(device_)) / 1e6);
+    if (rank_.world_size > 1) comm_->all_reduce_sum(peaks, "memory report all-reduce");
+    const at::Tensor host = peaks.cpu();
+    std::vector<double> per_rank(host.data_ptr<double>(), host.data_ptr<double>() + rank_.world_size);
+    const double peak = *std::max_element(per_rank.begin(), per_rank.end());
+    record.insert(record.end(), {{"param_mb", static_cast<double>(held.parameters) / 1e6},
+                                 {"optimizer_state_mb", static_cast<double>(held.optimizer_state) / 1e6},
+                                 {"peak_memory_mb", peak},
+                                 {"peak_memory_mb_per_rank", fmt::format("{:.1f}", fmt::join(per_rank, " "))}});
+    line += fmt::format(", per rank: parameters {:.1f} MB, optimizer state {:.1f} MB, peak {} {:.0f} MB", static_cast<double>(held.parameters) / 1e6,
+                        static_cast<double>(held.optimizer_state) / 1e6, device_.is_cuda() ? "allocated" : "RSS", peak);
+  }
+
   // Redraws the live line at most five times a second, and only on a terminal.
   bool progress_display_due() {
     if (!progress_.interactive()) return false;
@@ -540,11 +578,14 @@ class Trainer {
                         {"bad_samples", static_cast<int64_t>(train_bad_->count())},
                         {"skipped_steps", position_.skipped_steps}};
     std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch + 1, summary.train_loss, images_per_s);
+    append_memory_report(record, line);
     if (val_set_) {
       strategy_->sync_buffers();
       LoaderOptions eval_loader = loader_options_;
       eval_loader.bad_samples = val_bad_.get();
+      strategy_->gather_parameters();
       const EvalResult eval = evaluate(*model_, *val_set_, eval_loader, feed_options_, recipe_.precision, *comm_);
+      strategy_->release_parameters();
       summary.top1 = eval.top1;
       summary.top5 = eval.top5;
       record.insert(record.end(), {{"val_loss", eval.loss}, {"top1", eval.top1}, {"top5", eval.top5}});

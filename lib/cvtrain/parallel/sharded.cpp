@@ -1,0 +1,103 @@
+// ShardedStrategy: units, shards, and the optimizer state they hold.
+#include "cvtrain/parallel/sharded.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/nn/module.h>
+
+#include <map>
+#include <set>
+
+#include "cvtrain/core/timer.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/parallel/replicated.h"
+
+namespace cvtrain {
+namespace {
+
+using NamedParameters = std::vector<std::pair<std::string, at::Tensor>>;
+
+// Each parameter's unit: the index of the block holding it, or blocks.size() for the root.
+std::vector<NamedParameters> parameters_by_unit(Classifier& model) {
+  std::map<const void*, size_t> unit_of;
+  const auto& blocks = model.blocks();
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (const auto& p : blocks[b]->parameters()) unit_of.emplace(p.unsafeGetTensorImpl(), b);
+  std::vector<NamedParameters> units(blocks.size() + 1);
+  for (const auto& p : model.named_parameters()) {
+    if (!p.value().requires_grad()) continue;
+    const auto it = unit_of.find(p.value().unsafeGetTensorImpl());
+    units[it == unit_of.end() ? blocks.size() : it->second].emplace_back(p.key(), p.value());
+  }
+  return units;
+}
+
+}  // namespace
+
+ShardedStrategy::ShardedStrategy(Classifier& model, Communicator& comm) : model_(model), comm_(comm) {
+  broadcast_from_rank0(model.parameters(), comm_);
+  sync_buffers();
+  for (const NamedParameters& unit : parameters_by_unit(model)) {
+    NamedParameters decay, no_decay;
+    for (const auto& [name, p] : unit) (decays(name, p) ? decay : no_decay).emplace_back(name, p);
+    std::vector<FlatShard> shards;
+    if (!decay.empty()) shards.emplace_back(std::move(decay), true, comm.rank(), comm.world_size());
+    if (!no_decay.empty()) shards.emplace_back(std::move(no_decay), false, comm.rank(), comm.world_size());
+    units_.push_back(std::move(shards));
+  }
+}
+
+ParameterGroups ShardedStrategy::optimizer_parameters() {
+  ParameterGroups groups;
+  for (auto& unit : units_)
+    for (auto& shard : unit) (shard.decay() ? groups.decay : groups.no_decay).push_back(shard.shard());
+  return groups;
+}
+
+NamedTensors ShardedStrategy::optimizer_state(torch::optim::Optimizer& optimizer) {
+  NamedTensors named;
+  for (auto& unit : units_)
+    for (auto& shard : unit)
+      for (auto& item : shard.named_state(optimizer, comm_)) named.push_back(std::move(item));
+  return named;
+}
+
+void ShardedStrategy::load_optimizer_state(torch::optim::Optimizer& optimizer, const NamedTensors& saved) {
+  const std::map<std::string, at::Tensor> by_name(saved.begin(), saved.end());
+  for (auto& unit : units_)
+    for (auto& shard : unit) shard.load_state(optimizer, by_name);
+}
+
+void ShardedStrategy::sync_buffers() { broadcast_from_rank0(model_.buffers(), comm_); }
+
+void ShardedStrategy::reduce_scatter_gradients(FlatShard& shard, bool accumulate) {
+  reduce_scatter_flat(shard, shard.flatten_gradients(), accumulate);
+}
+
+void ShardedStrategy::reduce_scatter_flat(FlatShard& shard, const at::Tensor& flat, bool accumulate) {
+  torch::NoGradGuard no_grad;
+  at::Tensor part = at::empty_like(shard.shard(), at::MemoryFormat::Contiguous).requires_grad_(false);
+  Stopwatch wait;
+  comm_.reduce_scatter_sum(part, flat, fmt::format("gradient reduce-scatter ({} parameters from '{}')", shard.entries().size(),
+                                                   shard.entries().empty() ? "" : shard.entries()[0].name));
+  comm_wait_s_ += wait.seconds();
+  part.div_(comm_.world_size());
+  if (accumulate && shard.shard().grad().defined())
+    shard.shard().mutable_grad().add_(part);
+  else
+    shard.shard().mutable_grad() = part;
+}
+
+void ShardedStrategy::release_gradients(FlatShard& shard) {
+  for (const auto& entry : shard.entries()) at::Tensor(entry.parameter).mutable_grad().reset();
+}
+
+int64_t ShardedStrategy::shard_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& unit : units_)
+    for (const auto& shard : unit) bytes += shard.padded_numel() / comm_.world_size() * 4;
+  return bytes;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,89 @@
+// ZeRO stages 1 and 2 (Rajbhandari et al. 2020) over flat shards. Every rank keeps the whole
+// model; the optimizer state exists only for this rank's shard of each unit, and after the step
+// the updated shards are all-gathered into everyone's parameters.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/parallel/replicated.h"
+#include "cvtrain/parallel/sharded.h"
+
+namespace cvtrain {
+namespace {
+
+class ZeroStrategy : public ShardedStrategy {
+ public:
+  ZeroStrategy(int stage, Classifier& model, Communicator& comm, double bucket_mb) : ShardedStrategy(model, comm), stage_(stage) {
+    // Parameters live in one flat buffer per shard, and the shard is this rank's slice of it.
+    for (auto& unit : units_)
+      for (auto& shard : unit) {
+        flats_.push_back(shard.place_parameters());
+        shard.share_shard_with(flats_.back());
+      }
+    // Stage 1 all-reduces whole gradients, overlapped with backward, exactly as ddp does.
+    if (stage_ == 1) ddp_ = std::make_unique<DdpStrategy>(model, comm, bucket_mb);
+  }
+
+  void before_backward(bool last_micro_step) override {
+    if (ddp_) ddp_->before_backward(last_micro_step);
+  }
+
+  // Gradients accumulate locally over the micro-steps; the last one hands each shard its part.
+  void after_backward(bool last_micro_step) override {
+    if (!last_micro_step) return;
+    if (ddp_) {
+      ddp_->after_backward(true);
+      comm_wait_s_ += ddp_->take_comm_wait_seconds();
+    }
+    for (auto& unit : units_)
+      for (auto& shard : unit) {
+        if (ddp_) {
+          torch::NoGradGuard no_grad;
+          shard.shard().mutable_grad() = shard.part_of(shard.flatten_gradients()).clone();
+        } else {
+          reduce_scatter_gradients(shard, /*accumulate=*/false);
+        }
+        release_gradients(shard);  // the optimizer needs only the shard's part from here on
+      }
+  }
+
+  // Every rank's updated slice into everyone's buffer.
+  void after_step() override {
+    torch::NoGradGuard no_grad;
+    size_t i = 0;
+    for (auto& unit : units_)
+      for (auto& shard : unit) comm_.all_gather(flats_[i++], shard.shard().detach().clone(), "all-gather of updated parameters");
+  }
+
+  NamedTensors model_state() override {
+    NamedTensors out;
+    for (const auto& [name, tensor] : named_model_tensors(model_)) out.emplace_back(name, tensor.detach());
+    return out;
+  }
+
+  // The shards are views of the parameters' buffers, so they follow.
+  void load_model_state(const NamedTensors& saved, const std::string& source) override {
+    copy_by_name(saved, named_model_tensors(model_), source);
+  }
+
+  StateBytes state_bytes(torch::optim::Optimizer& optimizer) override {
+    StateBytes bytes;
+    for (const auto& p : model_.parameters()) bytes.parameters += p.numel() * static_cast<int64_t>(p.element_size());
+    bytes.optimizer_state = optimizer_state_bytes(optimizer);
+    return bytes;
+  }
+
+ private:
+  int stage_;
+  std::unique_ptr<DdpStrategy> ddp_;
+  std::vector<at::Tensor> flats_;  // one parameter buffer per shard, in units_ order
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_zero(int stage, Classifier& model, Communicator& comm, double bucket_mb) {
+  return std::make_unique<ZeroStrategy>(stage, model, comm, bucket_mb);
+}
+
+}  // namespace cvtrain

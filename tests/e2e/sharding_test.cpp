@@ -1,0 +1,110 @@
+// Sharded strategies on CPU with Gloo, 2 ranks: zero1, zero2 and fsdp give ddp's weights (SGD and
+// AdamW, with accumulation and clipping; an MLP, and a ViT whose blocks are FSDP units, with
+// activation checkpointing too); zero1 holds half the optimizer state and fsdp half the
+// parameters per rank; a checkpoint of any strategy resumes under any other.
+#include "torch_catch.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <regex>
+
+#include "cvtrain/models/safetensors.h"
+#include "run_shell.h"
+
+using cvtrain::testing::read_text;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
+// 2 ranks x micro-batch 16 x accumulation 2 = 64 images per step; the gradient norm is clipped.
+const std::string kCommon =
+    " data.max_samples=640 data.val= train.global_batch=64 train.micro_batch=16 train.log_every=1 train.grad_clip=0.5"
+    " distributed.nproc_per_node=2 optim.weight_decay=0.05";
+const std::string kMlp = " model.arch=mlp train.max_steps=5";
+const std::string kVit = " model.arch=vit_tiny_patch16 model.image_size=32 train.max_steps=3";
+const char* kStrategies[] = {"ddp", "zero1", "zero2", "fsdp"};
+
+using Run = cvtrain::testing::ShellRun;
+Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
+
+std::string train(const TempDir& dir, const std::string& name, const std::string& overrides) {
+  return "$CVTRAIN --recipe $RECIPE" + kCommon + overrides + " distributed.master_port=" + cvtrain::testing::random_port() +
+         " output=" + dir.file(name) + " > " + dir.file(name + ".log") + " 2>&1 || { echo \"" + name + " failed\"; tail -5 " +
+         dir.file(name + ".log") + "; }\n";
+}
+
+std::string weights(const TempDir& dir, const std::string& run, int step) {
+  return dir.file(run + "/checkpoints/step-" + std::string(8 - std::to_string(step).size(), '0') + std::to_string(step) + "/model.safetensors");
+}
+
+double max_difference(const std::string& a, const std::string& b) {
+  std::map<std::string, at::Tensor> first;
+  for (auto& [name, tensor] : cvtrain::read_safetensors(a)) first.emplace(name, tensor);
+  double worst = 0;
+  for (auto& [name, tensor] : cvtrain::read_safetensors(b))
+    worst = std::max(worst, (first.at(name).to(at::kDouble) - tensor.to(at::kDouble)).abs().max().item<double>());
+  return worst;
+}
+
+double epoch_value(const TempDir& dir, const std::string& run, const std::string& key) {
+  std::smatch match;
+  const std::string metrics = read_text(dir.file(run + "/metrics.jsonl"));
+  REQUIRE(std::regex_search(metrics, match, std::regex("\"" + key + "\": ([0-9.eE+-]+)")));
+  return std::stod(match[1]);
+}
+
+}  // namespace
+
+TEST_CASE("zero1, zero2 and fsdp equal ddp with SGD and AdamW, accumulation and clipping", "[e2e]") {
+  TempDir dir;
+  const std::map<std::string, std::string> cases = {
+      {"mlp_sgd", kMlp + " optim.name=sgd optim.lr=0.1 optim.momentum=0.9 optim.nesterov=true"},
+      {"mlp_adamw", kMlp + " optim.name=adamw optim.lr=0.01"},
+      {"vit_adamw", kVit + " optim.name=adamw optim.lr=0.001 model.drop_path=0.1"},
+      {"vit_adamw_checkpointing", kVit + " optim.name=adamw optim.lr=0.001 model.drop_path=0.1 model.grad_checkpointing=true"}};
+  std::string script;
+  for (const auto& [name, overrides] : cases)
+    for (const char* strategy : kStrategies) script += train(dir, name + "_" + strategy, overrides + " strategy=" + strategy);
+  const Run run = shell(script, dir);
+  INFO(run.output);
+  REQUIRE(run.output.find("failed") == std::string::npos);
+  for (const auto& [name, overrides] : cases) {
+    const int steps = name.rfind("mlp", 0) == 0 ? 5 : 3;
+    for (const char* strategy : {"zero1", "zero2", "fsdp"}) {
+      INFO(name << " " << strategy);
+      CHECK(max_difference(weights(dir, name + "_ddp", steps), weights(dir, name + "_" + strategy, steps)) < 1e-5);
+    }
+  }
+  // Per rank, 2 ranks: zero1 and zero2 keep half of ddp's Adam moments; fsdp half of its parameters too.
+  const double ddp_state = epoch_value(dir, "mlp_adamw_ddp", "optimizer_state_mb"), ddp_params = epoch_value(dir, "mlp_adamw_ddp", "param_mb");
+  CHECK(epoch_value(dir, "mlp_adamw_zero1", "optimizer_state_mb") == Approx(ddp_state / 2).epsilon(0.01));
+  CHECK(epoch_value(dir, "mlp_adamw_zero2", "optimizer_state_mb") == Approx(ddp_state / 2).epsilon(0.01));
+  CHECK(epoch_value(dir, "mlp_adamw_fsdp", "optimizer_state_mb") == Approx(ddp_state / 2).epsilon(0.01));
+  CHECK(epoch_value(dir, "mlp_adamw_fsdp", "param_mb") == Approx(ddp_params / 2).epsilon(0.01));
+  CHECK(epoch_value(dir, "mlp_adamw_zero1", "param_mb") == Approx(ddp_params).epsilon(0.01));
+}
+
+TEST_CASE("a checkpoint of any strategy resumes under any other", "[e2e]") {
+  TempDir dir;
+  const std::string adamw = kMlp + " optim.name=adamw optim.lr=0.01";
+  // Three steps under one strategy, then the run's checkpoint continued to step 5 under another.
+  const std::vector<std::pair<std::string, std::string>> hand_overs = {{"ddp", "fsdp"}, {"fsdp", "zero1"}, {"zero2", "ddp"}, {"zero1", "zero2"}};
+  std::string script = train(dir, "straight", adamw + " strategy=ddp");
+  for (const auto& [first, second] : hand_overs) {
+    const std::string name = first + "_to_" + second;
+    script += train(dir, name + "_first", adamw + " strategy=" + first + " train.max_steps=3");
+    script += train(dir, name, adamw + " strategy=" + second + " checkpoint.resume=" +
+                                   dir.file(name + "_first/checkpoints/step-00000003"));
+  }
+  const Run run = shell(script, dir);
+  INFO(run.output);
+  REQUIRE(run.output.find("failed") == std::string::npos);
+  for (const auto& [first, second] : hand_overs) {
+    const std::string name = first + "_to_" + second;
+    INFO(name << ": " << read_text(dir.file(name + ".log")));
+    CHECK_THAT(read_text(dir.file(name + ".log")), Catch::Contains("resuming from"));
+    CHECK(max_difference(weights(dir, "straight", 5), weights(dir, name, 5)) < 1e-5);
+  }
+}
