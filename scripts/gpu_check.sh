@@ -116,6 +116,13 @@ run() {
   synthetic_case bf16_convnext_tiny_b128 model.arch=convnext_tiny precision=bf16 train.global_batch=128 optim.name=adamw optim.lr=1e-3
   synthetic_case bf16_vit_b16_b128_grad_checkpointing model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
+  echo "== sharded strategies on one GPU (world size 1: the gathering, freeing and hooks run on CUDA memory)"
+  for strategy in zero2 fsdp; do
+    synthetic_case "bf16_vit_b16_b128_${strategy}" model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
+      optim.name=adamw optim.lr=1e-3 strategy=$strategy distributed.nproc_per_node=1
+  done
+  synthetic_case bf16_resnet50_micro_batch_auto model.arch=resnet50 precision=bf16 train.global_batch=1024 train.micro_batch=auto \
+    optim.lr=0.1 train.max_steps=6 train.log_every=3
   echo "== $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }

@@ -196,3 +196,22 @@ TEST_CASE("a recipe a run saved keeps the world size its batch triple implies", 
   options.saved_by_run = false;
   CHECK_THROWS_AS(load_recipe(dir.file("r.yaml"), options), RecipeError);
 }
+
+TEST_CASE("micro_batch: auto needs a GPU and a global batch, and prints back as auto", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\ntrain: {global_batch: 256, micro_batch: auto}\n");
+  CHECK_THAT(problems_of(path, no_path_checks())[0], Catch::Contains("train.micro_batch: auto searches GPU memory") &&
+                                                        Catch::Contains("this run has no GPU"));
+  LoadOptions gpu = no_path_checks();
+  gpu.visible_gpus = 1;
+  const Recipe r = load_recipe(path, gpu);
+  CHECK(r.train.micro_batch_auto);
+  CHECK(r.train.micro_batch == 256);  // provisional: the trainer probes the GPU
+  CHECK_THAT(recipe_to_yaml(r), Catch::Contains("micro_batch: auto") && !Catch::Contains("accumulation:"));
+  gpu.overrides = {"train.accumulation=2"};
+  CHECK_THAT(problems_of(path, gpu)[0], Catch::Contains("train.accumulation: is derived when train.micro_batch is auto"));
+  gpu.overrides = {"strategy=fsdp"};
+  CHECK_THAT(problems_of(path, gpu)[0], Catch::Contains("auto is not available with strategy fsdp"));
+  gpu.overrides = {"train.micro_batch=autoo"};
+  CHECK_THAT(problems_of(path, gpu)[0], Catch::Contains("train.micro_batch"));
+}

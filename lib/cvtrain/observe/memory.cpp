@@ -2,8 +2,12 @@
 #include "cvtrain/observe/memory.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #ifdef CVTRAIN_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -20,6 +24,44 @@ int64_t peak_memory_bytes(const c10::Device& device) {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // kilobytes on Linux
+}
+
+int64_t current_memory_bytes(const c10::Device& device) {
+#ifdef CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+  }
+#endif
+  (void)device;
+  long pages = 0, resident = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(statm);
+  }
+  return static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
+}
+
+void reset_peak_memory(const c10::Device& device) {
+#ifdef CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
+  (void)device;
+}
+
+void release_cached_memory(const c10::Device& device) {
+#ifdef CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+  (void)device;
+}
+
+int64_t device_memory_bytes(const c10::Device& device) {
+#ifdef CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) return static_cast<int64_t>(at::cuda::getDeviceProperties(device.index())->totalGlobalMem);
+#endif
+  (void)device;
+  return 0;
 }
 
 }  // namespace cvtrain

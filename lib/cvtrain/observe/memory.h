@@ -12,4 +12,13 @@ namespace cvtrain {
 // included, so compare runs rather than read it alone).
 int64_t peak_memory_bytes(const c10::Device& device);
 
+// Memory in use now: CUDA allocated bytes, or the resident set size on CPU.
+int64_t current_memory_bytes(const c10::Device& device);
+
+// CUDA only (no-ops, or 0, elsewhere): start the peak over, return cached blocks to the driver,
+// the device's total memory.
+void reset_peak_memory(const c10::Device& device);
+void release_cached_memory(const c10::Device& device);
+int64_t device_memory_bytes(const c10::Device& device);
+
 }  // namespace cvtrain

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
@@ -46,6 +48,20 @@ at::Tensor FlatShard::flatten_gradients() const {
   for (size_t i = 0; i < entries_.size(); ++i)
     if (entries_[i].parameter.grad().defined()) view_of(flat, i).copy_(entries_[i].parameter.grad());
   return flat;
+}
+
+at::Tensor FlatShard::part_of_gradients() const {
+  torch::NoGradGuard no_grad;
+  at::Tensor part = at::zeros({shard_numel_}, shard_.options().requires_grad(false));
+  const int64_t begin = rank_ * shard_numel_, end = begin + shard_numel_;
+  for (const Entry& e : entries_) {
+    const int64_t from = std::max(begin, e.offset), to = std::min(end, e.offset + e.parameter.numel());
+    if (from >= to || !e.parameter.grad().defined()) continue;
+    // The gradient in the parameter's memory order (its layout may differ, e.g. after ddp's buckets).
+    const at::Tensor ordered = at::empty_strided(e.parameter.sizes(), e.parameter.strides(), part.options()).copy_(e.parameter.grad());
+    part.narrow(0, from - begin, to - from).copy_(ordered.as_strided({e.parameter.numel()}, {1}).narrow(0, from - e.offset, to - from));
+  }
+  return part;
 }
 
 void FlatShard::copy_into_parameters(const at::Tensor& flat) const {

@@ -40,7 +40,7 @@ class ZeroStrategy : public ShardedStrategy {
       for (auto& shard : unit) {
         if (ddp_) {
           torch::NoGradGuard no_grad;
-          shard.shard().mutable_grad() = shard.part_of(shard.flatten_gradients()).clone();
+          shard.shard().mutable_grad() = shard.part_of_gradients();
         } else {
           reduce_scatter_gradients(shard, /*accumulate=*/false);
         }

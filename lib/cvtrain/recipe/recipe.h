@@ -50,6 +50,7 @@ struct TrainSpec {
   int64_t max_steps = 0;       // > 0 stops after this many optimizer steps
   int64_t global_batch = 0;    // any two of global_batch, micro_batch, accumulation determine the third
   int64_t micro_batch = 0;
+  bool micro_batch_auto = false; // `micro_batch: auto`: the largest that fits on the GPU, found at start
   int64_t accumulation = 0;
   double grad_clip = 0.0;      // max global gradient norm; 0 = off
   bool channels_last = true;   // CNN inputs (and weights) in NHWC layout; ignored by other models

@@ -410,6 +410,26 @@ void check_model_switches(const ModelSpec& m, CrossChecks& check) {
     check.fail("model.grad_checkpointing", fmt::format("{} has no residual blocks to recompute; ResNets, ViTs and ConvNeXts do", m.arch));
 }
 
+// `train.micro_batch: auto` is a flag, not a number: noted and taken out before the schema reads numbers.
+void take_auto_micro_batch(Tree& tree, TrainSpec& train) {
+  const auto it = tree.find("train.micro_batch");
+  if (it == tree.end() || !it->second.value.IsScalar() || it->second.value.Scalar() != "auto") return;
+  train.micro_batch_auto = true;
+  tree.erase(it);
+}
+
+// micro_batch: auto searches GPU memory; it needs a GPU and a global batch to divide, and fsdp's
+// memory depends on its gathering, which a plain forward and backward cannot probe.
+void check_auto_micro_batch(const Recipe& r, const LoadOptions& options, CrossChecks& check) {
+  if (!r.train.micro_batch_auto) return;
+  if (r.device == "cpu" || (r.device == "auto" && options.visible_gpus == 0 && !options.saved_by_run))
+    check.fail("train.micro_batch", "auto searches GPU memory for the largest micro-batch that fits, and this run has no GPU; "
+                                    "set a number (the global batch is then reached by accumulation)");
+  if (r.train.global_batch <= 0) check.fail("train.micro_batch", "auto needs train.global_batch, which it divides");
+  if (r.train.accumulation > 0) check.fail("train.accumulation", "is derived when train.micro_batch is auto; leave it out");
+  if (r.strategy == "fsdp") check.fail("train.micro_batch", "auto is not available with strategy fsdp; set a number");
+}
+
 // A resolved recipe holds global = micro x accumulation x world; the world it ran on follows.
 int saved_world_size(const TrainSpec& t) {
   const int64_t per_rank = t.micro_batch * t.accumulation;
@@ -419,7 +439,8 @@ int saved_world_size(const TrainSpec& t) {
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const int world = options.saved_by_run ? saved_world_size(r.train)
                     : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
-  resolve_batch(r.train, world, check);
+  check_auto_micro_batch(r, options, check);
+  resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
   const bool synthetic = r.data.format == "synthetic";
   if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
   if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
@@ -482,6 +503,7 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
   for (const auto& f : schema()) by_path[f.path] = &f;
   Recipe recipe;
   std::set<std::string> failed;
+  take_auto_micro_batch(tree, recipe.train);
   for (const auto& [key, leaf] : tree) {
     const auto it = by_path.find(key);
     if (it == by_path.end()) {
@@ -505,6 +527,10 @@ std::string recipe_to_yaml(const Recipe& recipe) {
       root[f.path] = f.render(recipe);
     else
       root[f.path.substr(0, dot)][f.path.substr(dot + 1)] = f.render(recipe);
+  }
+  if (recipe.train.micro_batch_auto) {
+    root["train"]["micro_batch"] = "auto";
+    root["train"].remove("accumulation");  // derived once the micro-batch is found
   }
   YAML::Emitter out;
   out << root;

@@ -44,6 +44,7 @@
 #include "cvtrain/train/evaluator.h"
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/micro_batch.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_directory.h"
 
@@ -123,6 +124,7 @@ class Trainer {
         rank_(rank),
         device_(choose_device(recipe.device, rank)),
         progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()) {
+    memory_at_start_ = current_memory_bytes(device_);  // libraries and runtime: not training's doing
     // Data first: a wrong path or an empty class folder fails before anything is written. Then
     // rank 0 (the only writer) prepares the run folder before anyone spends time on the group.
     open_data();
@@ -143,6 +145,7 @@ class Trainer {
     feed_options_.channels_last = recipe.train.channels_last && model_->is_convolutional();
     if (feed_options_.channels_last) to_channels_last(*model_);
     flops_per_image_ = forward_flops_per_image(*model_, in_channels(), recipe.model.image_size);
+    if (recipe_.train.micro_batch_auto) choose_micro_batch();
     strategy_ = make_strategy(recipe.strategy, *model_, *comm_, recipe.distributed.bucket_mb, recipe.model.sync_bn);
     optimizer_ = build_optimizer(recipe.optim, strategy_->optimizer_parameters());
     scaler_ = std::make_unique<LossScaler>(recipe.precision == "fp16", device_);
@@ -214,6 +217,36 @@ class Trainer {
     feed_options_.std = data.std;
     loader_options_.transform.image_size = recipe_.model.image_size;
     loader_options_.transform.seed = static_cast<uint64_t>(recipe_.train.seed);
+  }
+
+  // train.micro_batch: auto: each rank probes its GPU with the model as it is (before the
+  // strategy's hooks), keeping room for the optimizer state to come; all take the smallest choice.
+  void choose_micro_batch() {
+    const int64_t per_rank = recipe_.train.global_batch / rank_.world_size;
+    MicroBatchProbe probe;
+    probe.device = device_;
+    probe.channels = in_channels();
+    probe.image_size = recipe_.model.image_size;
+    probe.precision = recipe_.precision;
+    probe.channels_last = feed_options_.channels_last;
+    int64_t parameter_bytes = 0;
+    for (const auto& p : model_->parameters()) parameter_bytes += p.numel() * 4;
+    const int64_t moments = recipe_.optim.name == "adamw" ? 2 : recipe_.optim.momentum > 0 ? 1 : 0;
+    probe.reserved_bytes = moments * parameter_bytes;
+    int64_t chosen = find_micro_batch(*model_, per_rank, probe);
+    if (rank_.world_size > 1) {
+      at::Tensor all = at::zeros({rank_.world_size}, at::TensorOptions(device_).dtype(at::kDouble));
+      comm_->all_gather(all, at::full({1}, static_cast<double>(chosen), all.options()), "all-gather of the chosen micro-batch");
+      chosen = static_cast<int64_t>(all.min().item<double>());
+    }
+    recipe_.train.micro_batch = chosen;
+    recipe_.train.accumulation = per_rank / chosen;
+    recipe_.train.micro_batch_auto = false;
+    loader_options_.batch_size = chosen;
+    if (rank_.rank == 0)
+      log::info("train.micro_batch: auto chose {} (the largest divisor of {} images per rank that fits with {:.0f}% of the GPU to "
+                "spare); accumulation {}",
+                chosen, per_rank, probe.margin * 100, recipe_.train.accumulation);
   }
 
   void start_from_pretrained() {
@@ -549,17 +582,18 @@ class Trainer {
   void append_memory_report(MetricRecord& record, std::string& line) {
     const StateBytes held = strategy_->state_bytes(*optimizer_);
     at::Tensor peaks = at::zeros({rank_.world_size}, at::TensorOptions(device_).dtype(at::kDouble));
-    peaks[rank_.rank].fill_(static_cast<double>(peak_memory_bytes(device_)) / 1e6);
+    peaks[rank_.rank].fill_(static_cast<double>(peak_memory_bytes(device_) - memory_at_start_) / 1e6);
     if (rank_.world_size > 1) comm_->all_reduce_sum(peaks, "memory report all-reduce");
     const at::Tensor host = peaks.cpu();
     std::vector<double> per_rank(host.data_ptr<double>(), host.data_ptr<double>() + rank_.world_size);
     const double peak = *std::max_element(per_rank.begin(), per_rank.end());
     record.insert(record.end(), {{"param_mb", static_cast<double>(held.parameters) / 1e6},
                                  {"optimizer_state_mb", static_cast<double>(held.optimizer_state) / 1e6},
-                                 {"peak_memory_mb", peak},
+                                 {"peak_memory_mb", peak},  // above what the process held before the trainer started
                                  {"peak_memory_mb_per_rank", fmt::format("{:.1f}", fmt::join(per_rank, " "))}});
-    line += fmt::format(", per rank: parameters {:.1f} MB, optimizer state {:.1f} MB, peak {} {:.0f} MB", static_cast<double>(held.parameters) / 1e6,
-                        static_cast<double>(held.optimizer_state) / 1e6, device_.is_cuda() ? "allocated" : "RSS", peak);
+    line += fmt::format(", per rank: parameters {:.1f} MB, optimizer state {:.1f} MB, peak {} {:.0f} MB above start",
+                        static_cast<double>(held.parameters) / 1e6, static_cast<double>(held.optimizer_state) / 1e6,
+                        device_.is_cuda() ? "allocated" : "RSS", peak);
   }
 
   // Redraws the live line at most five times a second, and only on a terminal.
@@ -596,7 +630,7 @@ class Trainer {
     log::info("{}", line);
   }
 
-  const Recipe& recipe_;
+  Recipe recipe_;  // a copy: train.micro_batch: auto is resolved into it
   RankInfo rank_;
   c10::Device device_;
   std::unique_ptr<RunDirectory> run_;   // rank 0 only
@@ -621,6 +655,7 @@ class Trainer {
   std::unique_ptr<LrSchedule> schedule_;
   int64_t steps_per_epoch_ = 0, total_steps_ = 0, step_ = 0;
   double epoch_seconds_ = 0, epoch_wait_s_ = 0;
+  int64_t memory_at_start_ = 0;
   int64_t epoch_images_ = 0;
   Stopwatch redraw_clock_;
 };

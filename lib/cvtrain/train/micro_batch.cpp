@@ -1,0 +1,113 @@
+// The micro-batch search: bisection over divisors, each trial a real forward and backward.
+#include "cvtrain/train/micro_batch.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/nn/module.h>
+
+#include <mutex>
+#include <vector>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/observe/memory.h"
+#include "cvtrain/train/precision.h"
+
+namespace cvtrain {
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// What a trial changes and must not: BatchNorm statistics, and the random streams.
+class ModelSnapshot {
+ public:
+  ModelSnapshot(torch::nn::Module& model, const c10::Device& device) : model_(model), device_(device) {
+    for (const auto& b : model.buffers()) buffers_.push_back(b.clone());
+    for (const c10::Device& d : {c10::Device(c10::kCPU), device}) generators_.push_back(state_of(d));
+  }
+  ~ModelSnapshot() {
+    torch::NoGradGuard no_grad;
+    auto buffers = model_.buffers();
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(buffers_[i]);
+    size_t i = 0;
+    for (const c10::Device& d : {c10::Device(c10::kCPU), device_}) {
+      at::Generator generator = at::globalContext().defaultGenerator(d);
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(generators_[i++]);
+    }
+  }
+  ModelSnapshot(const ModelSnapshot&) = delete;
+  ModelSnapshot& operator=(const ModelSnapshot&) = delete;
+
+ private:
+  static at::Tensor state_of(const c10::Device& d) {
+    at::Generator generator = at::globalContext().defaultGenerator(d);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.get_state();
+  }
+  torch::nn::Module& model_;
+  c10::Device device_;
+  std::vector<at::Tensor> buffers_, generators_;
+};
+
+bool trial_fits(Classifier& model, int64_t micro_batch, const MicroBatchProbe& probe) {
+  release_cached_memory(probe.device);
+  reset_peak_memory(probe.device);
+  bool fits = true;
+  try {
+    const at::Tensor reserve = at::empty({probe.reserved_bytes}, at::TensorOptions(probe.device).dtype(at::kByte));
+    const at::Tensor images =
+        at::randn({micro_batch, probe.channels, probe.image_size, probe.image_size}, at::TensorOptions(probe.device))
+            .contiguous(probe.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+    at::Tensor loss;
+    {
+      AutocastScope autocast(probe.precision, probe.device.type());
+      loss = model.forward(images).to(at::kFloat).logsumexp(1).mean();
+    }
+    loss.backward();
+    fits = static_cast<double>(peak_memory_bytes(probe.device)) <= (1.0 - probe.margin) * static_cast<double>(device_memory_bytes(probe.device));
+  } catch (const c10::OutOfMemoryError&) {
+    fits = false;
+  }
+  model.zero_grad(/*set_to_none=*/true);
+  release_cached_memory(probe.device);
+  log::info("train.micro_batch: auto: {} images per micro-batch {}", micro_batch, fits ? "fit" : "do not fit");
+  return fits;
+}
+
+}  // namespace
+
+int64_t largest_fitting_divisor(int64_t per_rank, const std::function<bool(int64_t)>& fits) {
+  const std::vector<int64_t> candidates = divisors(per_rank);
+  int64_t lo = 0, hi = static_cast<int64_t>(candidates.size()) - 1, best = 0;
+  while (lo <= hi) {  // invariant: everything below lo fits, everything above hi does not
+    const int64_t mid = (lo + hi) / 2;
+    if (fits(candidates[static_cast<size_t>(mid)])) {
+      best = candidates[static_cast<size_t>(mid)];
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return best;
+}
+
+int64_t find_micro_batch(Classifier& model, int64_t per_rank, const MicroBatchProbe& probe) {
+  if (!probe.device.is_cuda()) throw RecipeError({"train.micro_batch: auto needs a GPU; set a number"});
+  ModelSnapshot snapshot(model, probe.device);
+  model.train();
+  const int64_t chosen = largest_fitting_divisor(per_rank, [&](int64_t m) { return trial_fits(model, m, probe); });
+  reset_peak_memory(probe.device);
+  if (chosen == 0)
+    throw Error(fmt::format("train.micro_batch: auto: not even 1 image per micro-batch fits on {} ({} precision, {} x {} pixels)",
+                            probe.device.str(), probe.precision, probe.image_size, probe.image_size));
+  return chosen;
+}
+
+}  // namespace cvtrain
