@@ -42,14 +42,6 @@ at::Tensor FlatShard::flatten_parameters() const {
   return flat;
 }
 
-at::Tensor FlatShard::flatten_gradients() const {
-  torch::NoGradGuard no_grad;
-  at::Tensor flat = at::zeros({padded_}, shard_.options().requires_grad(false));
-  for (size_t i = 0; i < entries_.size(); ++i)
-    if (entries_[i].parameter.grad().defined()) view_of(flat, i).copy_(entries_[i].parameter.grad());
-  return flat;
-}
-
 at::Tensor FlatShard::part_of_gradients() const {
   torch::NoGradGuard no_grad;
   at::Tensor part = at::zeros({shard_numel_}, shard_.options().requires_grad(false));

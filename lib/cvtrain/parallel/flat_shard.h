@@ -32,8 +32,8 @@ class FlatShard {
   // The parameter `entry` as a view into a flat tensor of padded_numel() (its strides kept).
   at::Tensor view_of(const at::Tensor& flat, size_t entry) const;
   at::Tensor flatten_parameters() const;
-  at::Tensor flatten_gradients() const;  // zeros for parameters without a gradient
-  // This rank's slice of flatten_gradients(), without building the whole of it.
+  // This rank's slice of the parameters' gradients laid out flat (zeros where there is none),
+  // without building the whole of it.
   at::Tensor part_of_gradients() const;
   void copy_into_parameters(const at::Tensor& flat) const;
   at::Tensor part_of(const at::Tensor& flat) const;  // this rank's slice

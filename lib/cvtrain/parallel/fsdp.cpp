@@ -8,8 +8,6 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/autograd.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 #include <torch/nn/module.h>
 
 #include "cvtrain/core/timer.h"
@@ -29,21 +27,7 @@ struct FullValues {
 
 struct UnitState {
   std::vector<FullValues> values;  // one per shard of the unit
-  std::vector<at::Tensor> grads;   // flat gradients collected during this backward, one per shard
   bool gathered = false;
-  size_t expected = 0, arrived = 0;  // parameter gradients per backward
-};
-
-class FsdpStrategy;
-
-// Runs after a parameter's gradient was accumulated into .grad (as DDP's reducer hooks in).
-struct AccumulatedHook : torch::autograd::FunctionPostHook {
-  AccumulatedHook(FsdpStrategy* strategy, size_t unit, size_t shard, size_t entry)
-      : strategy(strategy), unit(unit), shard(shard), entry(entry) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
-                                            const torch::autograd::variable_list& inputs) override;
-  FsdpStrategy* strategy;
-  size_t unit, shard, entry;
 };
 
 class FsdpStrategy : public ShardedStrategy, public BlockHooks {
@@ -51,18 +35,15 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
   FsdpStrategy(Classifier& model, Communicator& comm) : ShardedStrategy(model, comm), state_(units_.size()) {
     for (size_t u = 0; u < units_.size(); ++u) place_parameters(u);
     for (size_t u = 0; u < units_.size(); ++u) release(u);
+    reduce_gradients_during_backward();
     model_.set_block_hooks(this);
   }
   ~FsdpStrategy() override { model_.set_block_hooks(nullptr); }
 
   void before_forward() override { gather(root()); }
-  void before_backward(bool) override {
-    for (auto& unit : state_) unit.arrived = 0;
-  }
-  // Units whose parameters got no gradient in this backward still take part, with zeros.
+  void before_backward(bool) override { start_backward(); }
   void after_backward(bool) override {
-    for (size_t u = 0; u < units_.size(); ++u)
-      if (state_[u].expected > 0 && state_[u].arrived < state_[u].expected) finish_backward(u);
+    finish_backward();
     if (!all_gathered_)
       for (size_t u = 0; u < units_.size(); ++u) release(u);
   }
@@ -105,17 +86,6 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
     return output;
   }
 
-  void on_accumulated(size_t u, size_t s, size_t e) {
-    UnitState& unit = state_[u];
-    FlatShard& shard = units_[u][s];
-    at::Tensor parameter = shard.entries()[e].parameter;
-    torch::NoGradGuard no_grad;
-    if (!unit.grads[s].defined()) unit.grads[s] = at::zeros({shard.padded_numel()}, shard.shard().options().requires_grad(false));
-    shard.view_of(unit.grads[s], e).copy_(parameter.grad());
-    parameter.mutable_grad().reset();  // the whole gradient lives only in the flat buffer until reduce-scattered
-    if (++unit.arrived == unit.expected) finish_backward(u);
-  }
-
  private:
   size_t root() const { return units_.size() - 1; }
 
@@ -129,14 +99,7 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
       values.flat = shard.place_parameters();
       values.storage = values.flat.storage();
       values.bytes = static_cast<size_t>(values.flat.numel()) * values.flat.element_size();
-      for (size_t e = 0; e < shard.entries().size(); ++e) {
-        at::Tensor parameter = shard.entries()[e].parameter;
-        accumulators_.push_back(torch::autograd::impl::grad_accumulator(parameter));
-        accumulators_.back()->add_post_hook(std::make_unique<AccumulatedHook>(this, u, s, e));
-        ++unit.expected;
-      }
       unit.values.push_back(std::move(values));
-      unit.grads.emplace_back();
     }
     unit.gathered = true;
   }
@@ -168,28 +131,12 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
     unit.gathered = false;
   }
 
-  void finish_backward(size_t u) {
-    UnitState& unit = state_[u];
-    for (size_t s = 0; s < units_[u].size(); ++s) {
-      FlatShard& shard = units_[u][s];
-      if (!unit.grads[s].defined()) unit.grads[s] = at::zeros({shard.padded_numel()}, shard.shard().options().requires_grad(false));
-      reduce_scatter_flat(shard, unit.grads[s], /*accumulate=*/true);
-      unit.grads[s] = at::Tensor();
-    }
-    unit.arrived = unit.expected;
-    release(u);
-  }
+  // A unit's gradients are reduced: backward is done with its parameters.
+  void on_unit_reduced(size_t u) override { release(u); }
 
   std::vector<UnitState> state_;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive so the hooks stay
   bool all_gathered_ = false;
 };
-
-torch::autograd::variable_list AccumulatedHook::operator()(const torch::autograd::variable_list& outputs,
-                                                           const torch::autograd::variable_list&) {
-  strategy->on_accumulated(unit, shard, entry);
-  return outputs;
-}
 
 }  // namespace
 

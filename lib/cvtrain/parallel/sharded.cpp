@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/nn/module.h>
 
 #include <map>
@@ -32,6 +34,19 @@ std::vector<NamedParameters> parameters_by_unit(Classifier& model) {
   }
   return units;
 }
+
+// Runs after a parameter's gradient was accumulated into .grad (where DDP's reducer hooks in too).
+struct AccumulatedHook : torch::autograd::FunctionPostHook {
+  AccumulatedHook(ShardedStrategy* strategy, size_t unit, size_t shard, size_t entry)
+      : strategy(strategy), unit(unit), shard(shard), entry(entry) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list&) override {
+    strategy->on_gradient_accumulated(unit, shard, entry);
+    return outputs;
+  }
+  ShardedStrategy* strategy;
+  size_t unit, shard, entry;
+};
 
 }  // namespace
 
@@ -71,10 +86,6 @@ void ShardedStrategy::load_optimizer_state(torch::optim::Optimizer& optimizer, c
 
 void ShardedStrategy::sync_buffers() { broadcast_from_rank0(model_.buffers(), comm_); }
 
-void ShardedStrategy::reduce_scatter_gradients(FlatShard& shard, bool accumulate) {
-  reduce_scatter_flat(shard, shard.flatten_gradients(), accumulate);
-}
-
 void ShardedStrategy::reduce_scatter_flat(FlatShard& shard, const at::Tensor& flat, bool accumulate) {
   torch::NoGradGuard no_grad;
   at::Tensor part = at::empty_like(shard.shard(), at::MemoryFormat::Contiguous).requires_grad_(false);
@@ -91,6 +102,51 @@ void ShardedStrategy::reduce_scatter_flat(FlatShard& shard, const at::Tensor& fl
 
 void ShardedStrategy::release_gradients(FlatShard& shard) {
   for (const auto& entry : shard.entries()) at::Tensor(entry.parameter).mutable_grad().reset();
+}
+
+void ShardedStrategy::reduce_gradients_during_backward() {
+  gradients_.resize(units_.size());
+  for (size_t u = 0; u < units_.size(); ++u) {
+    gradients_[u].flat.resize(units_[u].size());
+    for (size_t s = 0; s < units_[u].size(); ++s)
+      for (size_t e = 0; e < units_[u][s].entries().size(); ++e) {
+        accumulators_.push_back(torch::autograd::impl::grad_accumulator(units_[u][s].entries()[e].parameter));
+        accumulators_.back()->add_post_hook(std::make_unique<AccumulatedHook>(this, u, s, e));
+        ++gradients_[u].expected;
+      }
+  }
+}
+
+void ShardedStrategy::start_backward() {
+  for (auto& unit : gradients_) unit.arrived = 0;
+}
+
+void ShardedStrategy::finish_backward() {
+  for (size_t u = 0; u < gradients_.size(); ++u)
+    if (gradients_[u].expected > 0 && gradients_[u].arrived < gradients_[u].expected) reduce_unit(u);
+}
+
+void ShardedStrategy::on_gradient_accumulated(size_t u, size_t s, size_t e) {
+  UnitGradients& unit = gradients_[u];
+  FlatShard& shard = units_[u][s];
+  at::Tensor parameter = shard.entries()[e].parameter;
+  torch::NoGradGuard no_grad;
+  if (!unit.flat[s].defined()) unit.flat[s] = at::zeros({shard.padded_numel()}, shard.shard().options().requires_grad(false));
+  shard.view_of(unit.flat[s], e).copy_(parameter.grad());
+  parameter.mutable_grad().reset();  // the whole gradient lives only in the flat buffer until reduce-scattered
+  if (++unit.arrived == unit.expected) reduce_unit(u);
+}
+
+void ShardedStrategy::reduce_unit(size_t u) {
+  UnitGradients& unit = gradients_[u];
+  for (size_t s = 0; s < units_[u].size(); ++s) {
+    FlatShard& shard = units_[u][s];
+    if (!unit.flat[s].defined()) unit.flat[s] = at::zeros({shard.padded_numel()}, shard.shard().options().requires_grad(false));
+    reduce_scatter_flat(shard, unit.flat[s], /*accumulate=*/true);
+    unit.flat[s] = at::Tensor();
+  }
+  unit.arrived = unit.expected;
+  on_unit_reduced(u);
 }
 
 int64_t ShardedStrategy::shard_bytes() const {

@@ -6,6 +6,10 @@
 #include <memory>
 #include <vector>
 
+namespace torch::autograd {
+struct Node;
+}
+
 #include "cvtrain/parallel/flat_shard.h"
 #include "cvtrain/parallel/strategy.h"
 
@@ -24,17 +28,36 @@ class ShardedStrategy : public Strategy {
   double take_comm_wait_seconds() override { return std::exchange(comm_wait_s_, 0.0); }
 
  protected:
-  // shard.grad (+)= this rank's part of the gradients summed over ranks, divided by the world size.
-  void reduce_scatter_gradients(FlatShard& shard, bool accumulate);
-  // The same from a flat gradient of padded_numel() elements.
+  // shard.grad (+)= this rank's part of `flat` (padded_numel() gradients) summed over ranks,
+  // divided by the world size.
   void reduce_scatter_flat(FlatShard& shard, const at::Tensor& flat, bool accumulate);
   void release_gradients(FlatShard& shard);
   int64_t shard_bytes() const;
+
+  // Gradients leave during backward (zero2, fsdp): hooks on the parameters' gradient accumulators
+  // copy each accumulated gradient into its unit's flat buffer and drop it; when a unit's last one
+  // is in, the buffer is reduce-scattered into the shards' gradients (every micro-step, adding up).
+  void reduce_gradients_during_backward();
+  void start_backward();   // before each micro-step's backward
+  void finish_backward();  // after it: units that got no gradient contribute zeros
+  virtual void on_unit_reduced(size_t /*unit*/) {}
+
+ public:
+  void on_gradient_accumulated(size_t unit, size_t shard, size_t entry);  // called by the hooks
 
   Classifier& model_;
   Communicator& comm_;
   std::vector<std::vector<FlatShard>> units_;  // units_[b]: block b's shards; units_.back(): the root's
   double comm_wait_s_ = 0;
+
+ private:
+  void reduce_unit(size_t unit);
+  struct UnitGradients {
+    std::vector<at::Tensor> flat;  // one per shard of the unit, while its backward is under way
+    size_t expected = 0, arrived = 0;
+  };
+  std::vector<UnitGradients> gradients_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive so their hooks stay
 };
 
 // stage 1: gradients all-reduced (ddp's buckets), optimizer state sharded; stage 2: gradients

@@ -21,29 +21,35 @@ class ZeroStrategy : public ShardedStrategy {
         flats_.push_back(shard.place_parameters());
         shard.share_shard_with(flats_.back());
       }
-    // Stage 1 all-reduces whole gradients, overlapped with backward, exactly as ddp does.
-    if (stage_ == 1) ddp_ = std::make_unique<DdpStrategy>(model, comm, bucket_mb);
+    // Stage 1 all-reduces whole gradients, overlapped with backward, exactly as ddp does; stage 2
+    // reduce-scatters each unit's gradients as soon as backward has produced them.
+    if (stage_ == 1)
+      ddp_ = std::make_unique<DdpStrategy>(model, comm, bucket_mb);
+    else
+      reduce_gradients_during_backward();
   }
 
   void before_backward(bool last_micro_step) override {
-    if (ddp_) ddp_->before_backward(last_micro_step);
+    if (ddp_)
+      ddp_->before_backward(last_micro_step);
+    else
+      start_backward();
   }
 
-  // Gradients accumulate locally over the micro-steps; the last one hands each shard its part.
+  // Stage 1: gradients accumulate locally over the micro-steps; the last one hands each shard its
+  // part. Stage 2: every micro-step's gradients were reduce-scattered during its backward.
   void after_backward(bool last_micro_step) override {
-    if (!last_micro_step) return;
-    if (ddp_) {
-      ddp_->after_backward(true);
-      comm_wait_s_ += ddp_->take_comm_wait_seconds();
+    if (!ddp_) {
+      finish_backward();
+      return;
     }
+    if (!last_micro_step) return;
+    ddp_->after_backward(true);
+    comm_wait_s_ += ddp_->take_comm_wait_seconds();
+    torch::NoGradGuard no_grad;
     for (auto& unit : units_)
       for (auto& shard : unit) {
-        if (ddp_) {
-          torch::NoGradGuard no_grad;
-          shard.shard().mutable_grad() = shard.part_of_gradients();
-        } else {
-          reduce_scatter_gradients(shard, /*accumulate=*/false);
-        }
+        shard.shard().mutable_grad() = shard.part_of_gradients();
         release_gradients(shard);  // the optimizer needs only the shard's part from here on
       }
   }
