@@ -200,7 +200,7 @@ TEST_CASE("a recipe a run saved keeps the world size its batch triple implies", 
 TEST_CASE("micro_batch: auto needs a GPU and a global batch, and prints back as auto", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\ntrain: {global_batch: 256, micro_batch: auto}\n");
-  CHECK_THAT(problems_of(path, no_path_checks())[0], Catch::Contains("train.micro_batch: auto searches GPU memory") &&
+  CHECK_THAT(problems_of(path, no_path_checks())[0], Catch::Contains(path + ":2: train.micro_batch: auto searches GPU memory") &&
                                                         Catch::Contains("this run has no GPU"));
   LoadOptions gpu = no_path_checks();
   gpu.visible_gpus = 1;

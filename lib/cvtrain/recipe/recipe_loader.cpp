@@ -410,12 +410,13 @@ void check_model_switches(const ModelSpec& m, CrossChecks& check) {
     check.fail("model.grad_checkpointing", fmt::format("{} has no residual blocks to recompute; ResNets, ViTs and ConvNeXts do", m.arch));
 }
 
-// `train.micro_batch: auto` is a flag, not a number: noted and taken out before the schema reads numbers.
+// `train.micro_batch: auto` is a flag, not a number: noted, and read as 0 (unset) by the schema;
+// the key keeps its origin for messages.
 void take_auto_micro_batch(Tree& tree, TrainSpec& train) {
   const auto it = tree.find("train.micro_batch");
   if (it == tree.end() || !it->second.value.IsScalar() || it->second.value.Scalar() != "auto") return;
   train.micro_batch_auto = true;
-  tree.erase(it);
+  it->second.value = YAML::Node(0);
 }
 
 // micro_batch: auto searches GPU memory; it needs a GPU and a global batch to divide, and fsdp's
