@@ -57,6 +57,24 @@ TEST_CASE("pretrained ResNet weights load by name and a new head is initialised 
   CHECK(at::equal(five->named_parameters()["layer4.1.conv2.weight"], source->named_parameters()["layer4.1.conv2.weight"]));
 }
 
+TEST_CASE("pretrained ConvNeXt weights keep the head's norm and re-initialise only its classifier", "[models]") {
+  TempDir dir;
+  auto source = make("convnext_tiny", 1000, 64);
+  {
+    torch::NoGradGuard no_grad;  // values a fresh model would not have, so copying them shows
+    source->named_parameters()["head.norm.weight"].fill_(2.0);
+    source->named_parameters()["stages.2.blocks.8.gamma"].fill_(0.5);
+  }
+  write_safetensors(dir.file("convnext.safetensors"), state(*source));
+  auto ten = make("convnext_tiny", 10, 64);
+  const at::Tensor fresh_fc = ten->named_parameters()["head.fc.weight"].clone();
+  const PretrainedReport report = load_pretrained(*ten, dir.file("convnext.safetensors"), /*strict=*/true);
+  CHECK(report.reinitialised == std::vector<std::string>{"head.fc.weight", "head.fc.bias"});
+  CHECK(at::equal(ten->named_parameters()["head.fc.weight"], fresh_fc));
+  for (const char* name : {"head.norm.weight", "stages.2.blocks.8.gamma", "stem.0.weight"})
+    CHECK(at::equal(ten->named_parameters()[name], source->named_parameters()[name]));
+}
+
 TEST_CASE("a ViT position embedding is interpolated to the new image size", "[models]") {
   TempDir dir;
   auto small = make("vit_tiny_patch16", 10, 32);  // 2x2 patches
