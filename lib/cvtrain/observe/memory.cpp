@@ -12,13 +12,21 @@
 #endif
 
 namespace cvtrain {
+namespace {
+
+#ifdef CVTRAIN_WITH_CUDA
+// The caching allocator's count of bytes in live tensors on the device.
+c10::CachingAllocator::Stat allocated(const c10::Device& device) {
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+}
+#endif
+
+}  // namespace
 
 int64_t peak_memory_bytes(const c10::Device& device) {
 #ifdef CVTRAIN_WITH_CUDA
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
-  }
+  if (device.is_cuda()) return allocated(device).peak;
 #endif
   (void)device;
   struct rusage usage {};
@@ -28,10 +36,7 @@ int64_t peak_memory_bytes(const c10::Device& device) {
 
 int64_t current_memory_bytes(const c10::Device& device) {
 #ifdef CVTRAIN_WITH_CUDA
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
-  }
+  if (device.is_cuda()) return allocated(device).current;
 #endif
   (void)device;
   long pages = 0, resident = 0;

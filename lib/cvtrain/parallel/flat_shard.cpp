@@ -155,6 +155,18 @@ void load_named_parameter_state(torch::optim::Optimizer& optimizer, torch::nn::M
   }
 }
 
+int64_t parameter_bytes(torch::nn::Module& model) {
+  int64_t bytes = 0;
+  for (const auto& p : model.parameters()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
+  return bytes;
+}
+
+NamedTensors detached_model_state(torch::nn::Module& model) {
+  NamedTensors out;
+  for (const auto& [name, tensor] : named_model_tensors(model)) out.emplace_back(name, tensor.detach());
+  return out;
+}
+
 int64_t optimizer_state_bytes(torch::optim::Optimizer& optimizer) {
   int64_t bytes = 0;
   for (const auto& group : optimizer.param_groups())

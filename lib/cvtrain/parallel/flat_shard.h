@@ -65,5 +65,8 @@ void copy_by_name(const NamedTensors& saved, const NamedTensors& targets, const 
 NamedTensors named_parameter_state(torch::optim::Optimizer& optimizer, torch::nn::Module& model);
 void load_named_parameter_state(torch::optim::Optimizer& optimizer, torch::nn::Module& model, const NamedTensors& saved);
 int64_t optimizer_state_bytes(torch::optim::Optimizer& optimizer);
+int64_t parameter_bytes(torch::nn::Module& model);
+// named_model_tensors, detached: what a checkpoint saves of a model every rank holds whole.
+NamedTensors detached_model_state(torch::nn::Module& model);
 
 }  // namespace cvtrain

@@ -18,11 +18,7 @@ namespace cvtrain {
 
 // ---- ReplicatedStrategy
 
-NamedTensors ReplicatedStrategy::model_state() {
-  NamedTensors out;
-  for (const auto& [name, tensor] : named_model_tensors(model_)) out.emplace_back(name, tensor.detach());
-  return out;
-}
+NamedTensors ReplicatedStrategy::model_state() { return detached_model_state(model_); }
 
 void ReplicatedStrategy::load_model_state(const NamedTensors& saved, const std::string& source) {
   copy_by_name(saved, named_model_tensors(model_), source);
@@ -35,10 +31,7 @@ void ReplicatedStrategy::load_optimizer_state(torch::optim::Optimizer& optimizer
 }
 
 StateBytes ReplicatedStrategy::state_bytes(torch::optim::Optimizer& optimizer) {
-  StateBytes bytes;
-  for (const auto& p : model_.parameters()) bytes.parameters += p.numel() * static_cast<int64_t>(p.element_size());
-  bytes.optimizer_state = optimizer_state_bytes(optimizer);
-  return bytes;
+  return StateBytes{parameter_bytes(model_), optimizer_state_bytes(optimizer)};
 }
 
 void broadcast_from_rank0(const std::vector<at::Tensor>& tensors, Communicator& comm) {

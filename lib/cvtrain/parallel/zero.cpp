@@ -62,11 +62,7 @@ class ZeroStrategy : public ShardedStrategy {
       for (auto& shard : unit) comm_.all_gather(flats_[i++], shard.shard().detach().clone(), "all-gather of updated parameters");
   }
 
-  NamedTensors model_state() override {
-    NamedTensors out;
-    for (const auto& [name, tensor] : named_model_tensors(model_)) out.emplace_back(name, tensor.detach());
-    return out;
-  }
+  NamedTensors model_state() override { return detached_model_state(model_); }
 
   // The shards are views of the parameters' buffers, so they follow.
   void load_model_state(const NamedTensors& saved, const std::string& source) override {
@@ -74,10 +70,7 @@ class ZeroStrategy : public ShardedStrategy {
   }
 
   StateBytes state_bytes(torch::optim::Optimizer& optimizer) override {
-    StateBytes bytes;
-    for (const auto& p : model_.parameters()) bytes.parameters += p.numel() * static_cast<int64_t>(p.element_size());
-    bytes.optimizer_state = optimizer_state_bytes(optimizer);
-    return bytes;
+    return StateBytes{parameter_bytes(model_), optimizer_state_bytes(optimizer)};
   }
 
  private:
