@@ -237,10 +237,11 @@ int run_models() {
 int main(int argc, char** argv) {
   CLI::App app{"cvtrain: distributed training of vision models from one YAML recipe.\n"
                "  cvtrain --recipe recipes/quickstart.yaml [KEY=VALUE ...]   train (same as `cvtrain train`)\n"
-               "  cvtrain check --recipe FILE [KEY=VALUE ...]               validate and print the resolved recipe\n"
+               "  cvtrain check --recipe FILE [--no-paths] [KEY=VALUE ...]  validate and print the resolved recipe\n"
                "  cvtrain models                                            list model architectures\n"
                "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
                "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
+               "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"
                "after saving a checkpoint (run again to resume).",
                "cvtrain"};
