@@ -166,9 +166,12 @@ TEST_CASE("unknown model names are rejected with the list of known ones", "[reci
 
 TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
   TempDir dir;
-  const Recipe first = load_recipe(dir.write("r.yaml", kMinimal), no_path_checks({"optim.lr=0.1", "augment.random_resized_crop=[0.08, 1]"}));
+  const Recipe first = load_recipe(dir.write("r.yaml", kMinimal), no_path_checks({"optim.lr=0.1", "augment.random_resized_crop=[0.08, 1]",
+                                                                                  "optim.eps=1e-8", "optim.weight_decay=5e-5"}));
   const std::string printed = recipe_to_yaml(first);
   CHECK_THAT(printed, Catch::Contains("lr: 0.1\n") && Catch::Contains("random_resized_crop: [0.08, 1]"));
+  // With a dot before the exponent, so that YAML 1.1 readers (PyYAML) read numbers, not strings.
+  CHECK_THAT(printed, Catch::Contains("eps: 1.0e-08\n") && Catch::Contains("weight_decay: 5.0e-05\n"));
   const Recipe second = load_recipe(dir.write("printed.yaml", printed), no_path_checks());
   CHECK(recipe_to_yaml(second) == printed);
 }

@@ -165,11 +165,19 @@ MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
   return std::nullopt;
 }
 
-// Doubles print in their shortest exact form (0.1, not 0.10000000000000001).
+// Doubles print in their shortest exact form (0.1, not 0.10000000000000001), with a dot before any
+// exponent (1.0e-08, not 1e-08): YAML 1.1 readers such as PyYAML take "1e-08" for a string.
+std::string yaml_number(double value) {
+  std::string text = fmt::format("{}", value);
+  const auto exponent = text.find('e');
+  if (exponent != std::string::npos && text.find('.') == std::string::npos) text.insert(exponent, ".0");
+  return text;
+}
+
 template <class T>
 YAML::Node to_node(const T& value) {
   if constexpr (std::is_same_v<T, double>) {
-    return YAML::Node(fmt::format("{}", value));
+    return YAML::Node(yaml_number(value));
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (double v : value) node.push_back(to_node(v));
