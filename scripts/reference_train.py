@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Plain-PyTorch reference for cvtrain's single-process loop: reads the resolved recipe that cvtrain
-saved (recipe.yaml) and trains the same model on the same data order with the same schedule.
+saved (recipe.yaml) and trains the same model from the same seed on the same data order with the
+same augmentation, optimizer and schedule, so the two runs take the same steps.
 
-Used by scripts/bench_quickstart.sh; supports what the quickstart uses (idx data, small_cnn,
-hflip, random_crop_padding, label smoothing, sgd/adamw, cosine/step/constant with warmup, fp32).
+Used by scripts/bench_quickstart.sh (accuracy and speed side by side) and by
+tests/parity/check_training.py (step-by-step equality). Supports one rank on the CPU, fp32, idx data,
+small_cnn and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation,
+grad_clip, max_steps, sgd/adamw, cosine/step/constant with warmup.
 """
 import argparse
 import gzip
@@ -79,6 +82,18 @@ def small_cnn(in_channels, num_classes):  # mirrors lib/cvtrain/models/small_cnn
                          nn.Linear(128 * 3 * 3, 256), nn.ReLU(inplace=True), nn.Dropout(0.25), nn.Linear(256, num_classes))
 
 
+def mlp(inputs, num_classes):  # mirrors lib/cvtrain/models/small_cnn.cpp
+    return nn.Sequential(nn.Flatten(), nn.Linear(inputs, 256), nn.ReLU(inplace=True), nn.Linear(256, num_classes))
+
+
+def build_model(spec):
+    """Built right after torch.manual_seed(train.seed), as cvtrain does, so the initial weights are
+    the same draws of the same generator."""
+    if spec["arch"] == "small_cnn":
+        return small_cnn(1, spec["num_classes"]), True
+    return mlp(spec["image_size"] ** 2, spec["num_classes"]), False
+
+
 def augment(images, indices, seed, epoch, aug):
     """images: uint8 [B,H,W]; one SplitMix64 stream per sample, decisions in cvtrain's order."""
     pad = aug["random_crop_padding"]
@@ -97,15 +112,19 @@ def augment(images, indices, seed, epoch, aug):
     return out
 
 
+def round_half_away(x):  # C++'s llround, which cvtrain uses; Python's round() goes to even
+    return math.floor(x + 0.5)
+
+
 def lr_at(step, base, sched, steps_per_epoch, total):
-    warmup = round(sched["warmup_epochs"] * steps_per_epoch)
+    warmup = round_half_away(sched["warmup_epochs"] * steps_per_epoch)
     if step < warmup:
         return base * (step + 1) / warmup
     if sched["name"] == "cosine":
         t = (step - warmup) / max(1, total - warmup)
         return sched["min_lr"] + (base - sched["min_lr"]) * 0.5 * (1 + math.cos(math.pi * t))
     if sched["name"] == "step":
-        passed = sum(1 for m in sched["milestones"] if step >= round(m * steps_per_epoch))
+        passed = sum(1 for m in sched["milestones"] if step >= round_half_away(m * steps_per_epoch))
         return base * sched["gamma"] ** passed
     return base
 
@@ -119,57 +138,107 @@ def build_optimizer(model, o):
     return torch.optim.AdamW(groups, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"])
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("recipe", help="resolved recipe.yaml written by cvtrain")
-    parser.add_argument("--metrics", help="write one JSON line per epoch here")
-    args = parser.parse_args()
-    r = yaml.safe_load(open(args.recipe))
+def check_supported(r):
     data, train, aug, model_spec = r["data"], r["train"], r["augment"], r["model"]
-    if model_spec["arch"] != "small_cnn" or data["format"] != "idx":
-        sys.exit("reference_train.py supports model.arch small_cnn on data.format idx only")
+    problems = []
+    if model_spec["arch"] not in ("small_cnn", "mlp") or data["format"] != "idx":
+        problems.append("model.arch small_cnn or mlp on data.format idx")
+    if train["micro_batch"] * train["accumulation"] != train["global_batch"]:
+        problems.append("one rank (micro_batch x accumulation = global_batch)")
+    if r["precision"] not in ("fp32", "tf32") or aug["mixup"] or aug["cutmix"] or model_spec["pretrained"]:
+        problems.append("fp32, no mixup/cutmix, no pretrained weights")
+    if problems:
+        sys.exit("reference_train.py supports only " + "; ".join(problems))
+
+
+def train_reference(r, on_step=None, on_epoch=None):
+    """Trains as cvtrain would; on_step(step, loss, lr) after every optimizer step, on_epoch(record)
+    after every evaluation. Returns the model."""
+    check_supported(r)
+    data, train, aug = r["data"], r["train"], r["augment"]
     torch.manual_seed(train["seed"])
-    torch.set_num_threads(torch.get_num_threads())
+    model, convolutional = build_model(r["model"])
+    channels_last = convolutional and train["channels_last"]
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
 
     train_x, train_y = read_idx(data["train"]), read_idx(labels_path(data["train"])).long()
     val_x, val_y = read_idx(data["val"]), read_idx(labels_path(data["val"])).long()
     if data["max_samples"]:
         train_x, train_y = train_x[: data["max_samples"]], train_y[: data["max_samples"]]
-    mean, std = data["mean"][0], data["std"][0]
-    normalise = lambda x: (x.float().div(255) - mean).div(std).unsqueeze(1)
+    if data["max_val_samples"]:
+        val_x, val_y = val_x[: data["max_val_samples"]], val_y[: data["max_val_samples"]]
+    # cvtrain's device feeder: (x - 255 mean) * (1 / (255 std)) in float, constants made in double.
+    mean255 = torch.tensor(data["mean"], dtype=torch.float64).mul(255).float().view(1, -1, 1, 1)
+    inv_std255 = torch.tensor(data["std"], dtype=torch.float64).mul(255).reciprocal().float().view(1, -1, 1, 1)
 
-    model = small_cnn(1, model_spec["num_classes"])
+    def normalise(x):
+        x = x.unsqueeze(1).float()
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return x.sub_(mean255).mul_(inv_std255)
+
     opt = build_optimizer(model, r["optim"])
-    batch = train["global_batch"]
+    batch, micro, accumulation = train["global_batch"], train["micro_batch"], train["accumulation"]
     steps_per_epoch = len(train_x) // batch
     total = train["epochs"] * steps_per_epoch
+    if train["max_steps"]:
+        total = min(total, train["max_steps"])
     step = 0
-    log = open(args.metrics, "w") if args.metrics else None
     for epoch in range(train["epochs"]):
+        if step >= total:
+            break
         model.train()
         order = epoch_order(train["seed"], epoch, len(train_x))
-        start, loss_sum = time.time(), 0.0
+        start, loss_sum, epoch_steps = time.time(), 0.0, 0
         for s in range(steps_per_epoch):
-            idx = order[s * batch : (s + 1) * batch]
-            x = normalise(augment(train_x[idx], idx, train["seed"], epoch, aug))
+            if step >= total:
+                break
+            lr = lr_at(step, r["optim"]["lr"], r["schedule"], steps_per_epoch, total)
             for g in opt.param_groups:
-                g["lr"] = lr_at(step, r["optim"]["lr"], r["schedule"], steps_per_epoch, total)
+                g["lr"] = lr
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), train_y[idx], label_smoothing=aug["label_smoothing"])
-            loss.backward()
+            step_loss = 0.0
+            for m in range(accumulation):
+                idx = order[s * batch + m * micro : s * batch + (m + 1) * micro]
+                x = normalise(augment(train_x[idx], idx, train["seed"], epoch, aug))
+                loss = F.cross_entropy(model(x), train_y[idx], label_smoothing=aug["label_smoothing"])
+                (loss / accumulation).backward()
+                step_loss += loss.item() / accumulation
+            if train["grad_clip"] > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), train["grad_clip"])
             opt.step()
-            loss_sum += loss.item()
+            loss_sum += step_loss
             step += 1
+            epoch_steps += 1
+            if on_step:
+                on_step(step, step_loss, lr)
         seconds = time.time() - start
         model.eval()
         correct = 0
         with torch.no_grad():
             for i in range(0, len(val_x), 1000):
                 correct += (model(normalise(val_x[i : i + 1000])).argmax(1) == val_y[i : i + 1000]).sum().item()
-        line = {"epoch": epoch + 1, "train_loss": loss_sum / steps_per_epoch, "top1": correct / len(val_x), "epoch_seconds": seconds}
-        print(json.dumps(line), flush=True)
+        if on_epoch:
+            on_epoch({"epoch": epoch + 1, "train_loss": loss_sum / epoch_steps, "top1": correct / len(val_x),
+                      "epoch_seconds": seconds})
+    return model
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("recipe", help="resolved recipe.yaml written by cvtrain")
+    parser.add_argument("--metrics", help="write one JSON line per epoch here")
+    args = parser.parse_args()
+    r = yaml.safe_load(open(args.recipe))
+    log = open(args.metrics, "w") if args.metrics else None
+
+    def on_epoch(record):
+        print(json.dumps(record), flush=True)
         if log:
-            log.write(json.dumps(line) + "\n")
+            log.write(json.dumps(record) + "\n")
+
+    train_reference(r, on_epoch=on_epoch)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-// Optimizer construction from OptimSpec: SGD (momentum, Nesterov) or AdamW, with weight decay kept
+// Optimizer construction from OptimSpec: SGD (momentum, Nesterov) or AdamW, updating exactly as
+// torch.optim does (multi-tensor kernels), with weight decay kept
 // off normalisation weights, biases and embeddings; and the optimizer's per-tensor state as named
 // fields, which is how checkpoints store it whatever the strategy.
 #pragma once

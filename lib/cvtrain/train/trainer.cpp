@@ -354,7 +354,9 @@ class Trainer {
     inject_non_finite(step_ + 1, step_loss, updated);
     inject_stop_request(step_ + 1);
     const at::Tensor overflow = scaler_->unscale(updated);  // fp16: inf/NaN in the gradients
-    const at::Tensor grad_norm = clip_gradients(updated);
+    // Whole gradients in the model's order: the norm then sums exactly as
+    // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
+    const at::Tensor grad_norm = clip_gradients(strategy_->gradients_sharded() ? updated : model_->parameters());
     const StepControl control = agree_on_control(step_loss, grad_norm, overflow);
     interval.steps += 1;
     interval.images += recipe_.train.global_batch;
@@ -379,19 +381,24 @@ class Trainer {
     return groups.decay;
   }
 
-  // The global gradient norm as a device tensor (shards' squares summed over ranks first); with
-  // train.grad_clip the gradients are scaled down to it, as torch's clip_grad_norm_ does.
+  // The global gradient norm as a device tensor; with train.grad_clip the gradients are scaled
+  // down to it. Computed as torch.nn.utils.clip_grad_norm_ does (the norm of the per-tensor norms),
+  // and with shards as FSDP's clip_grad_norm_ does (squares of the local norm summed over ranks).
   at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors) {
     torch::NoGradGuard no_grad;
-    at::Tensor squares = at::zeros({}, at::TensorOptions(device_).dtype(at::kFloat));
+    std::vector<at::Tensor> grads;
     for (const auto& t : tensors)
-      if (t.grad().defined()) squares += t.grad().detach().to(at::kFloat).pow(2).sum();
-    if (strategy_->gradients_sharded() && rank_.world_size > 1) comm_->all_reduce_sum(squares, "gradient norm all-reduce");
-    const at::Tensor total = squares.sqrt();
-    if (recipe_.train.grad_clip > 0) {
+      if (t.grad().defined()) grads.push_back(t.grad());
+    at::Tensor total = grads.empty() ? at::zeros({}, at::TensorOptions(device_).dtype(at::kFloat))
+                                     : at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2)).to(at::kFloat), 2);
+    if (strategy_->gradients_sharded() && rank_.world_size > 1) {
+      at::Tensor squares = total.pow(2);
+      comm_->all_reduce_sum(squares, "gradient norm all-reduce");
+      total = squares.sqrt();
+    }
+    if (recipe_.train.grad_clip > 0 && !grads.empty()) {
       const at::Tensor coefficient = (recipe_.train.grad_clip / (total + 1e-6)).clamp_max(1.0);
-      for (const auto& t : tensors)
-        if (t.grad().defined()) at::Tensor(t).mutable_grad().mul_(coefficient.to(t.grad().scalar_type()));
+      at::_foreach_mul_(grads, coefficient);
     }
     return total;
   }

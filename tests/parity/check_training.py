@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""cvtrain's training loop against a plain PyTorch loop, step by step.
+
+Runs cvtrain on Fashion-MNIST with the given overrides, then scripts/reference_train.py on the
+recipe cvtrain saved: same seed (so the same initial weights and dropout masks from torch's
+generator), same sample order and augmentation, torch.optim's SGD/AdamW, clip_grad_norm_,
+F.cross_entropy with label smoothing. Every step's loss and learning rate, every epoch's accuracy
+and the final weights and BatchNorm buffers must agree: they do bit for bit.
+
+    check_training.py --cvtrain build/apps/cvtrain --recipe recipes/quickstart.yaml KEY=VALUE ...
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import yaml
+from safetensors.torch import load_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import reference_train  # noqa: E402
+
+# The runs are expected to agree bit for bit. Early in training a one-ulp difference grows about a
+# hundredfold per step, so after a few dozen steps anything but equal kernels on equal inputs in
+# the same order is far outside these; they only absorb the 9 digits metrics.jsonl prints.
+LOSS_TOLERANCE = 1e-7    # absolute, on losses of order 1
+WEIGHT_TOLERANCE = 1e-6  # relative to the largest value of each tensor
+LR_TOLERANCE = 1e-8      # relative
+
+
+def run_cvtrain(binary, recipe, overrides, out):
+    command = [binary, "--recipe", recipe, f"output={out}", "train.log_every=1", "checkpoint.resume=none", *overrides]
+    # One thread on both sides: torch's kernels then reduce in the same order, and the runs agree bit
+    # for bit (a one-ulp difference grows a hundredfold per step this early in training).
+    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if done.returncode != 0:
+        sys.exit(f"cvtrain failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    records = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
+    steps = [r for r in records if r["kind"] == "train"]
+    epochs = [r for r in records if r["kind"] == "epoch"]
+    checkpoints = sorted(os.listdir(os.path.join(out, "checkpoints")))
+    weights = load_file(os.path.join(out, "checkpoints", checkpoints[-1], "model.safetensors"))
+    return steps, epochs, weights
+
+
+def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_model, val_samples):
+    failures = []
+    if len(cv_steps) != len(ref_steps):
+        failures.append(f"cvtrain logged {len(cv_steps)} steps, the reference took {len(ref_steps)}")
+    loss_diff = max(abs(c["loss"] - r[1]) for c, r in zip(cv_steps, ref_steps))
+    lr_diff = max(abs(c["lr"] - r[2]) / max(r[2], 1e-12) for c, r in zip(cv_steps, ref_steps))
+    for c, (step, loss, lr) in zip(cv_steps, ref_steps):
+        if c["step"] != step or abs(c["loss"] - loss) > LOSS_TOLERANCE or abs(c["lr"] - lr) > LR_TOLERANCE * max(lr, 1e-12):
+            failures.append(f"step {step}: cvtrain loss {c['loss']:.6f} lr {c['lr']:.6g}, reference {loss:.6f} {lr:.6g}")
+            break
+    for c, r in zip(cv_epochs, ref_epochs):
+        # Equal weights classify equally, but for a near tie: allow one validation image.
+        if abs(c["top1"] - r["top1"]) * val_samples > 1.5:
+            failures.append(f"epoch {r['epoch']}: cvtrain top-1 {c['top1']:.4f}, reference {r['top1']:.4f}")
+    reference = {k: v.detach() for k, v in ref_model.state_dict().items()}
+    worst_name, worst = "", 0.0
+    for name, value in cv_weights.items():
+        ref = reference.pop(name.removeprefix("layers."), None)
+        if ref is None:
+            failures.append(f"cvtrain has {name}, the reference has not")
+            continue
+        scale = max(ref.double().abs().max().item(), 1e-12)
+        diff = (value.double() - ref.double()).abs().max().item() / scale
+        if diff > worst:
+            worst_name, worst = name, diff
+    if reference:
+        failures.append(f"the reference has {sorted(reference)} that cvtrain did not save")
+    if worst > WEIGHT_TOLERANCE:
+        failures.append(f"final {worst_name} differs by {worst:.3g} relative")
+    print(f"{len(ref_steps)} steps: largest loss difference {loss_diff:.3g} (as logged, 9 digits), lr {lr_diff:.3g} relative; "
+          f"final weights and buffers: {'bit-identical' if worst == 0 else f'largest relative difference {worst:.3g} ({worst_name})'}; "
+          f"top-1 per epoch cvtrain {[round(c['top1'], 4) for c in cv_epochs]}, "
+          f"reference {[round(r['top1'], 4) for r in ref_epochs]}")
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cvtrain", required=True)
+    parser.add_argument("--recipe", required=True)
+    parser.add_argument("overrides", nargs="*", help="KEY=VALUE, given to cvtrain; the reference reads the saved recipe")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory(prefix="cvtrain_training_parity_") as out:
+        cv_steps, cv_epochs, cv_weights = run_cvtrain(args.cvtrain, args.recipe, args.overrides, out)
+        recipe = yaml.safe_load(open(os.path.join(out, "recipe.yaml")))
+    ref_steps, ref_epochs = [], []
+    model = reference_train.train_reference(recipe, on_step=lambda *s: ref_steps.append(s), on_epoch=ref_epochs.append)
+    val_samples = recipe["data"]["max_val_samples"] or 10000
+    failures = compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, model, val_samples)
+    for failure in failures:
+        print("MISMATCH:", failure)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
