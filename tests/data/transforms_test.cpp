@@ -1,6 +1,8 @@
 // Per-sample transforms: deterministic in (seed, epoch, index), correct geometry.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "cvtrain/data/transforms.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -23,6 +25,29 @@ TEST_CASE("evaluation transform resizes the short side and crops the centre", "[
   CHECK(out.channels == 3);
   const Image same = transform_sample(gradient(28, 28, 1), SampleTransform{nullptr, 28, 0, 0}, 0);
   CHECK(same.pixels == gradient(28, 28, 1).pixels);
+}
+
+TEST_CASE("the evaluation view has torchvision's Resize(256) and CenterCrop(224) geometry", "[data]") {
+  // 500x375 -> 341x256 (the long side truncated), crop offsets round((341-224)/2) = round(58.5) = 58
+  // (half to even, as Python) and 16.
+  const CropPlan landscape = plan_sample(ImageSize{500, 375}, SampleTransform{nullptr, 224, 0, 0}, 0);
+  CHECK(landscape.resized_width == 341);
+  CHECK(landscape.resized_height == 256);
+  CHECK(landscape.keep_x == 58);
+  CHECK(landscape.keep_y == 16);
+  // Only the columns and rows the antialiasing filter reads for the kept pixels are decoded.
+  CHECK(landscape.x > 0);
+  CHECK(landscape.x + landscape.width < 500);
+  CHECK(landscape.y > 0);
+  CHECK(landscape.y + landscape.height < 375);
+  const CropPlan portrait = plan_sample(ImageSize{333, 500}, SampleTransform{nullptr, 224, 0, 0}, 0);
+  CHECK(portrait.resized_width == 256);
+  CHECK(portrait.resized_height == 384);
+  CHECK(portrait.keep_y == 80);
+  // A flat image stays flat: the filter's weights add up to one.
+  Image flat{std::vector<uint8_t>(375 * 500 * 3, 77), 375, 500, 3};
+  const Image out = transform_sample(flat, SampleTransform{nullptr, 224, 0, 0}, 0);
+  CHECK(std::all_of(out.pixels.begin(), out.pixels.end(), [](uint8_t v) { return v == 77; }));
 }
 
 TEST_CASE("training augmentation is a pure function of seed, epoch and index", "[data]") {

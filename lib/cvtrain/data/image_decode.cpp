@@ -51,6 +51,7 @@ struct JpegJob {
   const std::vector<uint8_t>* bytes = nullptr;
   JpegScale scale;
   PixelRect region;          // full-size coordinates; width 0: the whole image
+  JpegChroma chroma = JpegChroma::replicated;
   bool header_only = false;
   ImageSize source;          // out: the size in the header
   bool cmyk = false;         // out: window.image holds 4-channel (inverted) CMYK
@@ -91,9 +92,7 @@ bool run_libjpeg(JpegJob& job, ErrorManager& err) {
   cinfo.out_color_space = job.cmyk ? JCS_CMYK : JCS_RGB;
   cinfo.scale_num = static_cast<unsigned>(job.scale.num);
   cinfo.scale_denom = static_cast<unsigned>(job.scale.den);
-  // Chroma upsampled by replication instead of "fancy" interpolation: the same for crops that are
-  // shrunk afterwards, a good part of the decode time saved, and rows decode independently.
-  cinfo.do_fancy_upsampling = FALSE;
+  cinfo.do_fancy_upsampling = job.chroma == JpegChroma::smooth ? TRUE : FALSE;
   cinfo.dct_method = JDCT_ISLOW;
   jpeg_start_decompress(&cinfo);
   const ImageSize full{static_cast<int>(cinfo.output_width), static_cast<int>(cinfo.output_height)};
@@ -171,11 +170,26 @@ JpegScale jpeg_scale_covering(ImageSize full, ImageSize crop, ImageSize out) {
   return JpegScale{};
 }
 
-ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, PixelRect region) {
+JpegScale jpeg_scale_halving(ImageSize full, ImageSize out) {
+  for (const JpegScale s : {JpegScale{1, 8}, JpegScale{1, 4}, JpegScale{1, 2}})
+    if (scaled(full.width, s) >= out.width && scaled(full.height, s) >= out.height) return s;
+  return JpegScale{};
+}
+
+ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, PixelRect region,
+                               JpegChroma chroma) {
   if (!is_jpeg(bytes)) throw Error(fmt::format("{}: not a JPEG", name));
   JpegJob job;
   job.bytes = &bytes;
   job.scale = scale;
+  job.chroma = chroma;
+  if (chroma == JpegChroma::smooth && region.width > 0) {
+    // Smoothed chroma at the window's edges is interpolated from what the window has: keep the
+    // edges one chroma block (at most 16 pixels) away from the region.
+    constexpr int kMargin = 16;
+    const int x = std::max(0, region.x - kMargin), y = std::max(0, region.y - kMargin);
+    region = PixelRect{x, y, region.x + region.width + kMargin - x, region.y + region.height + kMargin - y};
+  }
   job.region = region;
   return run_or_throw(std::move(job), name).window;
 }

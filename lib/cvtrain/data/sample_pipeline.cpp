@@ -19,12 +19,16 @@ void decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
   ImageSize size;
   CropPlan plan;
   if (const auto jpeg = raw.has_pixels() ? std::nullopt : jpeg_size(raw.encoded, name)) {
-    // JPEG: plan on the header's size, then decode only what the plan needs, as small as it allows.
+    // JPEG: plan on the header's size, then decode only what the plan needs, as small as it allows;
+    // the center view as Pillow decodes (smooth chroma, full size unless twice the resize).
     size = *jpeg;
     plan = plan_sample(size, t, key);
     const int side = static_cast<int>(t.image_size);
-    const JpegScale scale = jpeg_scale_covering(size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
-    window = decode_jpeg_window(raw.encoded, name, scale, PixelRect{plan.x, plan.y, plan.width, plan.height});
+    const bool center_view = plan.resized_width > 0;
+    const JpegScale scale = center_view ? jpeg_scale_halving(size, ImageSize{plan.resized_width, plan.resized_height})
+                                        : jpeg_scale_covering(size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
+    window = decode_jpeg_window(raw.encoded, name, scale, PixelRect{plan.x, plan.y, plan.width, plan.height},
+                                center_view ? JpegChroma::smooth : JpegChroma::replicated);
   } else {
     Image image = raw.has_pixels() ? std::move(raw.image) : decode_image(raw.encoded, name);
     size = ImageSize{image.width, image.height};

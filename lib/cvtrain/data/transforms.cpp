@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cvtrain/core/rng.h"
+#include "cvtrain/data/resample.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -28,18 +29,36 @@ void resize_into(const cv::Mat& src, cv::Mat& dst) {
   cv::resize(src, dst, dst.size(), 0, 0, big_shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
 }
 
-// Evaluation (and non-RRC training) view: the centered square that, once the shorter side is
-// resized to size/0.875, is size pixels wide. An image already at the target size is kept whole.
+// Evaluation (and non-RRC training) view, as torchvision's Resize(round(size / 0.875)) followed by
+// CenterCrop(size): the shorter side resized to that length (the longer one truncated, as
+// torchvision computes it), the centered square kept (offsets rounded half to even, as Python's
+// round()). The region is the part of the source Pillow's filter reads for the kept pixels. An
+// image already at the target size is kept whole.
 void center_region(ImageSize src, int size, CropPlan& plan) {
   plan.width = src.width;
   plan.height = src.height;
   if (src.width == size && src.height == size) return;
-  const double short_side = std::round(size / 0.875);
-  const double scale = short_side / std::min(src.width, src.height);
-  plan.width = std::min(src.width, std::max(1, static_cast<int>(std::lround(size / scale))));
-  plan.height = std::min(src.height, std::max(1, static_cast<int>(std::lround(size / scale))));
-  plan.x = (src.width - plan.width) / 2;
-  plan.y = (src.height - plan.height) / 2;
+  const int short_side = static_cast<int>(std::lround(size / 0.875));
+  const int longer = std::max(src.width, src.height), shorter = std::min(src.width, src.height);
+  const int long_side = static_cast<int>(static_cast<double>(short_side) * longer / shorter);
+  plan.resized_width = src.width <= src.height ? short_side : long_side;
+  plan.resized_height = src.width <= src.height ? long_side : short_side;
+  plan.keep_x = static_cast<int>(std::nearbyint((plan.resized_width - size) / 2.0));
+  plan.keep_y = static_cast<int>(std::nearbyint((plan.resized_height - size) / 2.0));
+  const ResampleAxis x = bilinear_axis(src.width, plan.resized_width, plan.keep_x, size);
+  const ResampleAxis y = bilinear_axis(src.height, plan.resized_height, plan.keep_y, size);
+  plan.x = x.source_begin();
+  plan.y = y.source_begin();
+  plan.width = x.source_end() - plan.x;
+  plan.height = y.source_end() - plan.y;
+}
+
+// The center view from a decoded window; at a reduced DCT scale the filter is laid out on the
+// scaled source (close to, no longer exactly, what Pillow computes from the full-size decode).
+void render_center_view(const ImageWindow& decoded, const CropPlan& plan, int size, uint8_t* out) {
+  const ResampleAxis x = bilinear_axis(decoded.full.width, plan.resized_width, plan.keep_x, size);
+  const ResampleAxis y = bilinear_axis(decoded.full.height, plan.resized_height, plan.keep_y, size);
+  resample(decoded.image, decoded.x, decoded.y, x, y, out);
 }
 
 // torchvision's RandomResizedCrop: 10 tries at a random area and log-uniform aspect ratio, then
@@ -113,7 +132,10 @@ CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
 void render_sample(const ImageWindow& decoded, ImageSize source, const CropPlan& plan, const SampleTransform& t, uint8_t* out) {
   const int size = static_cast<int>(t.image_size);
   cv::Mat result(size, size, CV_8UC(decoded.image.channels), out);  // writes straight into the batch
-  resize_into(as_mat(decoded.image)(window_region(plan, source, decoded)), result);
+  if (plan.resized_width > 0)
+    render_center_view(decoded, plan, size, out);
+  else
+    resize_into(as_mat(decoded.image)(window_region(plan, source, decoded)), result);
   if (plan.pad_dx >= 0) pad_and_crop(result, static_cast<int>(t.augment->random_crop_padding), plan.pad_dx, plan.pad_dy);
   if (plan.flip) cv::flip(result, result, 1);
 }

@@ -1,6 +1,7 @@
 // Per-sample geometry on uint8 HWC images: the training augmentation is a pure function of
-// (seed, epoch, sample index); evaluation is deterministic resize plus center crop. The crop is
-// planned on the source size before decoding, so JPEGs can be decoded at a reduced DCT scale.
+// (seed, epoch, sample index); evaluation is torchvision's Resize(size / 0.875) + CenterCrop(size)
+// on PIL images, pixel for pixel. The crop is planned on the source size before decoding, so JPEGs
+// can be decoded at a reduced DCT scale (and only the rows and columns the sample needs).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,11 @@ struct SampleTransform {
 
 // Every random decision for one sample, in source-image coordinates.
 struct CropPlan {
-  int x = 0, y = 0, width = 0, height = 0;  // region of the source resized to image_size^2
-  int pad_dx = -1, pad_dy = -1;             // random_crop_padding offsets; -1: not padded
+  int x = 0, y = 0, width = 0, height = 0;  // region of the source the sample is made from
+  // The center view: the whole source resized to resized_width x resized_height, of which the
+  // image_size^2 square at (keep_x, keep_y) is kept. 0: the region is resized to image_size^2.
+  int resized_width = 0, resized_height = 0, keep_x = 0, keep_y = 0;
+  int pad_dx = -1, pad_dy = -1;  // random_crop_padding offsets; -1: not padded
   bool flip = false;
 };
 
