@@ -65,6 +65,7 @@ TEST_CASE("bad recipes exit with code 2 and name the key", "[e2e]") {
       {"optim:\n  lerning_rate: 0.1\n", "", {"optim.lerning_rate", "unknown key", "bad.yaml:3"}},
       {"", "train.global_batch=100 train.micro_batch=30", {"train.global_batch", "not divisible"}},
       {"precision: fp64\n", "", {"precision", "'fp64' is not one of"}},
+      {"data: {mean: [], std: []}\n", "", {"data.mean", "one value per image channel"}},
   };
   for (const auto& c : cases) {
     TempDir dir;
@@ -194,6 +195,13 @@ TEST_CASE("missing, empty or non-folder data is a recipe error before training",
   const RunResult not_shards = run_cvtrain("--recipe " + folder_recipe(dir, "images", "shards") + " output=" + dir.file("run"), dir);
   CHECK(not_shards.exit_code == 2);
   CHECK_THAT(not_shards.output, Catch::Contains("data.train") && Catch::Contains("classes.txt"));
+  // ImageNet's three-channel normalisation (the default) on grayscale Fashion-MNIST.
+  const RunResult channels = run_cvtrain("--recipe " + kQuickstart + " data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225]"
+                                         " output=" + dir.file("run"), dir);
+  CHECK(channels.exit_code == 2);
+  CHECK_THAT(channels.output, Catch::Contains("data.mean, data.std: 3 value(s) each") && Catch::Contains("1 channel(s)") &&
+                                  Catch::Contains("train-images-idx3-ubyte"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.jsonl")));
 }
 
 TEST_CASE("data pack, inspect and training on shards", "[e2e]") {

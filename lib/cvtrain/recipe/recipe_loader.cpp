@@ -458,6 +458,7 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
     check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
   if (r.checkpoint.resume.empty()) check.fail("checkpoint.resume", "expected auto, none or the path of a checkpoint folder");
   if (options.check_paths && !synthetic) check_paths(r, check);
+  if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
   for (double s : r.data.std)

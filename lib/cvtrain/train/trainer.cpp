@@ -203,6 +203,10 @@ class Trainer {
       val_set_ = open_recipe_dataset(data, "data.val", data.val, data.max_val_samples);
       val_bad_ = std::make_unique<BadSamples>("data.val", val_set_->size(), data.max_bad_fraction);
     }
+    if (data.format != "synthetic" && data.mean.size() != static_cast<size_t>(train_set_->channels()))
+      throw RecipeError({fmt::format("data.mean, data.std: {} value(s) each, but {} has {} channel(s); give one per channel{}",
+                                     data.mean.size(), data.train, train_set_->channels(),
+                                     train_set_->channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
     if (train_set_->num_classes() > recipe_.model.num_classes)
       throw RecipeError({fmt::format("model.num_classes: {} but {} has {} classes", recipe_.model.num_classes, data.train,
                                      train_set_->num_classes())});
