@@ -22,7 +22,8 @@ struct ResampleAxis {
 ResampleAxis bilinear_axis(int source_size, int resized_size, int keep_from, int keep);
 
 // Resamples `window` (a part of the source whose top-left pixel is (window_x, window_y) in source
-// coordinates) into `out`: x.count.size() columns by y.count.size() rows, window's channels, HWC.
+// coordinates) into `out`: x.count.size() columns by y.count.size() rows, HWC, with the window's
+// channels (1 or 3; others are an Error).
 // Horizontal pass first, rounded to 8 bits, then vertical, as Pillow does.
 void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out);
 
