@@ -220,8 +220,9 @@ int run_data_bench(DataArgs args) {
                 r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers),
                 static_cast<long long>(r.bad_samples));
   } else {
-    std::printf("%s: %lld images in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker), to %s, %lld unusable\n",
-                args.source.c_str(), static_cast<long long>(r.images), r.seconds, r.images_per_s,
+    std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker), to %s, %lld unusable\n",
+                args.source.c_str(), static_cast<long long>(r.images),
+                args.bench.evaluation ? "evaluation view" : "RandomResizedCrop + flip", r.seconds, r.images_per_s,
                 static_cast<long long>(args.bench.workers), per_worker, args.device.c_str(), static_cast<long long>(r.bad_samples));
   }
   return 0;
@@ -296,6 +297,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000))->capture_default_str();
   bench_cmd->add_option("--device", data_args.device, "cpu | cuda (cuda: also copy and normalise on the GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  bench_cmd->add_flag("--eval", data_args.bench.evaluation,
+                      "Time the evaluation view (torchvision's Resize + CenterCrop, pixel for pixel) instead of "
+                      "RandomResizedCrop + flip");
   bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
   add_format(bench_cmd);
   ExportArgs export_args;

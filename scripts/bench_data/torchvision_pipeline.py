@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """torchvision's side of scripts/bench_data.sh: ImageFolder + PIL + DataLoader doing what
-`cvtrain data bench` does (decode, RandomResizedCrop, horizontal flip, uint8 batch).
+`cvtrain data bench` does (decode, RandomResizedCrop, horizontal flip, uint8 batch; with --eval
+Resize(size / 0.875) + CenterCrop(size), as `cvtrain data bench --eval`).
 
 PILToTensor keeps the batch uint8 as cvtrain's loader does (normalisation happens on the device
 in both), so neither side pays for float conversion on the CPU.
-  torchvision_pipeline.py ROOT --workers N [--batch 256] [--image-size 224] [--batches 20]
+  torchvision_pipeline.py ROOT --workers N [--batch 256] [--image-size 224] [--batches 20] [--eval]
 Prints one JSON object like `cvtrain data bench --json`.
 """
 import argparse
@@ -23,13 +24,14 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--eval", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    transform = transforms.Compose([
-        transforms.RandomResizedCrop(args.image_size, scale=(0.08, 1.0)),
-        transforms.RandomHorizontalFlip(),
-        transforms.PILToTensor(),
-    ])
+    if args.eval:
+        view = [transforms.Resize(round(args.image_size / 0.875)), transforms.CenterCrop(args.image_size)]
+    else:
+        view = [transforms.RandomResizedCrop(args.image_size, scale=(0.08, 1.0)), transforms.RandomHorizontalFlip()]
+    transform = transforms.Compose([*view, transforms.PILToTensor()])
     data = datasets.ImageFolder(args.root, transform=transform)
     loader = DataLoader(data, batch_size=args.batch, shuffle=True, drop_last=True, num_workers=args.workers,
                         prefetch_factor=4, persistent_workers=True)

@@ -218,6 +218,9 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   const RunResult bench = run_cvtrain("data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 5 --json", dir);
   REQUIRE(bench.exit_code == 0);
   CHECK(numbers_after(bench.output, "images") == std::vector<double>{40});
+  const RunResult eval_bench = run_cvtrain("data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 5 --eval", dir);
+  REQUIRE(eval_bench.exit_code == 0);
+  CHECK_THAT(eval_bench.output, Catch::Contains("40 images (evaluation view)"));
   const RunResult train = run_cvtrain("--recipe " + folder_recipe(dir, "shards", "shards") + " output=" + dir.file("run"), dir);
   INFO(train.output);
   REQUIRE(train.exit_code == 0);

@@ -30,7 +30,7 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   loader_options.workers = o.workers;
   loader_options.prefetch = o.prefetch;
   loader_options.pin_memory = wants_pinned_memory(o.device);
-  loader_options.transform = SampleTransform{&augment, o.image_size, o.seed, 0};
+  loader_options.transform = SampleTransform{o.evaluation ? nullptr : &augment, o.image_size, o.seed, 0};
   loader_options.bad_samples = &bad;
   FeedOptions feed;
   feed.device = o.device;

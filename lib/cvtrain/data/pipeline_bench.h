@@ -1,5 +1,6 @@
-// The input pipeline alone, timed: how many training images per second this machine can decode
-// and augment (and, with a CUDA device, stage on the GPU), without any model in the way.
+// The input pipeline alone, timed: how many training (or evaluation) images per second this
+// machine can decode and augment (and, with a CUDA device, stage on the GPU), without any model
+// in the way.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -19,6 +20,7 @@ struct PipelineBenchOptions {
   int64_t prefetch = 4;
   std::vector<double> random_resized_crop{0.08, 1.0};
   bool hflip = true;
+  bool evaluation = false;          // the evaluation view (Resize + CenterCrop) instead of the augmentation
   uint64_t seed = 0;
   c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there
 };
