@@ -104,6 +104,8 @@ run() {
     "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 128 --batches 12 --device "$DEVICE" 2>&1 | sed 's/^/  /' ||
       FAILURES=$((FAILURES + 1))
   done
+  "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 128 --batches 12 --device "$DEVICE" --eval 2>&1 | sed 's/^/  /' ||
+    FAILURES=$((FAILURES + 1))
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
     data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] model.arch=resnet18 model.image_size=224 precision=bf16 \
     train.global_batch=128 train.epochs=3 augment.random_resized_crop=[0.08,1.0] augment.mixup=0.2 augment.cutmix=1.0
