@@ -46,8 +46,8 @@ def run_cvtrain(binary, recipe, overrides, out):
     return steps, epochs, weights
 
 
-def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_model, val_samples):
-    failures = []
+def compare_steps(cv_steps, ref_steps, failures):
+    """Every step's loss and learning rate; returns the largest differences."""
     if len(cv_steps) != len(ref_steps):
         failures.append(f"cvtrain logged {len(cv_steps)} steps, the reference took {len(ref_steps)}")
     loss_diff = max(abs(c["loss"] - r[1]) for c, r in zip(cv_steps, ref_steps))
@@ -56,10 +56,11 @@ def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_model, v
         if c["step"] != step or abs(c["loss"] - loss) > LOSS_TOLERANCE or abs(c["lr"] - lr) > LR_TOLERANCE * max(lr, 1e-12):
             failures.append(f"step {step}: cvtrain loss {c['loss']:.6f} lr {c['lr']:.6g}, reference {loss:.6f} {lr:.6g}")
             break
-    for c, r in zip(cv_epochs, ref_epochs):
-        # Equal weights classify equally, but for a near tie: allow one validation image.
-        if abs(c["top1"] - r["top1"]) * val_samples > 1.5:
-            failures.append(f"epoch {r['epoch']}: cvtrain top-1 {c['top1']:.4f}, reference {r['top1']:.4f}")
+    return loss_diff, lr_diff
+
+
+def compare_weights(cv_weights, ref_model, failures):
+    """Final parameters and buffers by name; returns the worst tensor and its relative difference."""
     reference = {k: v.detach() for k, v in ref_model.state_dict().items()}
     worst_name, worst = "", 0.0
     for name, value in cv_weights.items():
@@ -75,6 +76,17 @@ def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_model, v
         failures.append(f"the reference has {sorted(reference)} that cvtrain did not save")
     if worst > WEIGHT_TOLERANCE:
         failures.append(f"final {worst_name} differs by {worst:.3g} relative")
+    return worst_name, worst
+
+
+def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_model, val_samples):
+    failures = []
+    loss_diff, lr_diff = compare_steps(cv_steps, ref_steps, failures)
+    for c, r in zip(cv_epochs, ref_epochs):
+        # Equal weights classify equally, but for a near tie: allow one validation image.
+        if abs(c["top1"] - r["top1"]) * val_samples > 1.5:
+            failures.append(f"epoch {r['epoch']}: cvtrain top-1 {c['top1']:.4f}, reference {r['top1']:.4f}")
+    worst_name, worst = compare_weights(cv_weights, ref_model, failures)
     print(f"{len(ref_steps)} steps: largest loss difference {loss_diff:.3g} (as logged, 9 digits), lr {lr_diff:.3g} relative; "
           f"final weights and buffers: {'bit-identical' if worst == 0 else f'largest relative difference {worst:.3g} ({worst_name})'}; "
           f"top-1 per epoch cvtrain {[round(c['top1'], 4) for c in cv_epochs]}, "
