@@ -59,6 +59,7 @@ class DdpStrategy : public ReplicatedStrategy {
   void build_buckets(int64_t bucket_bytes);
   void on_gradient(size_t index, const at::Tensor& grad);
   void launch_incomplete(Bucket& bucket);
+  at::Tensor slot(const Bucket& bucket, size_t k) const;
   std::string bucket_name(size_t b) const;
 
   Communicator& comm_;

@@ -69,15 +69,21 @@ void DdpStrategy::after_backward(bool last_micro_step) {
   }
   const double scale = 1.0 / comm_.world_size();
   for (auto& b : buckets_)
-    for (size_t k = 0; k < b.params.size(); ++k) {
-      at::Tensor& p = params_[b.params[k]];
-      p.mutable_grad() = b.flat.narrow(0, b.offsets[k], p.numel()).view_as(p).mul(scale);
-    }
+    for (size_t k = 0; k < b.params.size(); ++k) params_[b.params[k]].mutable_grad() = slot(b, k).mul(scale);
   comm_wait_s_ += wait.seconds();
   syncing_ = false;
 }
 
 void DdpStrategy::sync_buffers() { broadcast_from_rank0(model_.buffers(), comm_); }
+
+// A parameter's place in its bucket, laid out as the parameter is (channels_last weights too), so
+// the averaged gradient has the parameter's strides: the optimizer then walks both in one order,
+// and the gradient norm sums in the order PyTorch's DDP (whose bucket views do the same) gives it.
+at::Tensor DdpStrategy::slot(const Bucket& bucket, size_t k) const {
+  const at::Tensor& p = params_[bucket.params[k]];
+  if (!p.is_non_overlapping_and_dense()) return bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
+  return bucket.flat.as_strided(p.sizes(), p.strides(), bucket.offsets[k]);
+}
 
 void DdpStrategy::build_buckets(int64_t bucket_bytes) {
   bucket_of_.resize(params_.size());
@@ -109,12 +115,12 @@ void DdpStrategy::on_gradient(size_t index, const at::Tensor& grad) {
   const auto [b, k] = bucket_of_[index];
   Bucket& bucket = buckets_[b];
   const at::Tensor& p = params_[index];
-  at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
+  at::Tensor place = slot(bucket, k);
   torch::NoGradGuard no_grad;
   if (p.grad().defined())
-    at::add_out(slot, p.grad(), grad);
+    at::add_out(place, p.grad(), grad);
   else
-    slot.copy_(grad);
+    place.copy_(grad);
   std::lock_guard<std::mutex> lock(mutex_);
   arrived_[index] = true;
   if (++bucket.ready == bucket.params.size()) bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(b));
@@ -126,11 +132,11 @@ void DdpStrategy::launch_incomplete(Bucket& bucket) {
   for (size_t k = 0; k < bucket.params.size(); ++k) {
     if (arrived_[bucket.params[k]]) continue;
     const at::Tensor& p = params_[bucket.params[k]];
-    at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view_as(p);
+    at::Tensor place = slot(bucket, k);
     if (p.grad().defined())
-      slot.copy_(p.grad());
+      place.copy_(p.grad());
     else
-      slot.zero_();
+      place.zero_();
   }
   bucket.pending = comm_.all_reduce_sum_async(bucket.flat, bucket_name(static_cast<size_t>(&bucket - buckets_.data())));
 }
