@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Plain-PyTorch reference for cvtrain's single-process loop: reads the resolved recipe that cvtrain
+"""Plain-PyTorch reference for cvtrain's training loop: reads the resolved recipe that cvtrain
 saved (recipe.yaml) and trains the same model from the same seed on the same data order with the
 same augmentation, optimizer and schedule, so the two runs take the same steps.
 
 Used by scripts/bench_quickstart.sh (accuracy and speed side by side) and by
-tests/parity/check_training.py (step-by-step equality). Supports one rank on the CPU, fp32, idx data,
-small_cnn and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation,
-grad_clip, max_steps, sgd/adamw, cosine/step/constant with warmup.
+tests/parity/check_training.py (step-by-step equality). Supports the CPU, fp32, idx data, small_cnn
+and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation, grad_clip,
+max_steps, sgd/adamw, cosine/step/constant with warmup; one process, or (strategy ddp) one rank of
+a torch.distributed group under torch's DistributedDataParallel, called once per rank.
 """
 import argparse
+import contextlib
 import gzip
 import json
 import math
@@ -17,9 +19,11 @@ import sys
 import time
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 import yaml
+from torch.nn.parallel import DistributedDataParallel
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -138,36 +142,61 @@ def build_optimizer(model, o):
     return torch.optim.AdamW(groups, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"])
 
 
+def world():
+    """(rank, world size): this process's place in torch.distributed's group, or (0, 1)."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
 def check_supported(r):
     data, train, aug, model_spec = r["data"], r["train"], r["augment"], r["model"]
     problems = []
     if model_spec["arch"] not in ("small_cnn", "mlp") or data["format"] != "idx":
         problems.append("model.arch small_cnn or mlp on data.format idx")
-    if train["micro_batch"] * train["accumulation"] != train["global_batch"]:
-        problems.append("one rank (micro_batch x accumulation = global_batch)")
+    size = world()[1]
+    if train["micro_batch"] * train["accumulation"] * size != train["global_batch"]:
+        problems.append(f"micro_batch x accumulation x {size} rank(s) = global_batch")
+    if size > 1 and (r["strategy"] != "ddp" or r["model"]["sync_bn"]):
+        problems.append("strategy ddp without sync_bn when several ranks train")
     if r["precision"] not in ("fp32", "tf32") or aug["mixup"] or aug["cutmix"] or model_spec["pretrained"]:
         problems.append("fp32, no mixup/cutmix, no pretrained weights")
     if problems:
         sys.exit("reference_train.py supports only " + "; ".join(problems))
 
 
+def load_split(path, limit):
+    images, labels = read_idx(path), read_idx(labels_path(path)).long()
+    return (images[:limit], labels[:limit]) if limit else (images, labels)
+
+
+def evaluate(model, normalise, val_x, val_y):
+    """Top-1 over the whole validation set. cvtrain spreads it over the ranks and adds the counts,
+    which gives the same number."""
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(val_x), 1000):
+            correct += (model(normalise(val_x[i : i + 1000])).argmax(1) == val_y[i : i + 1000]).sum().item()
+    return correct / len(val_x)
+
+
 def train_reference(r, on_step=None, on_epoch=None):
-    """Trains as cvtrain would; on_step(step, loss, lr) after every optimizer step, on_epoch(record)
-    after every evaluation. Returns the model."""
+    """Trains as cvtrain would; on_step(step, loss, lr) after every optimizer step (loss: the mean
+    over ranks), on_epoch(record) after every evaluation (rank 0 only). Returns the model."""
     check_supported(r)
     data, train, aug = r["data"], r["train"], r["augment"]
-    torch.manual_seed(train["seed"])
+    rank, size = world()
+    torch.manual_seed(train["seed"])  # on every rank, as cvtrain: the same weights and dropout draws
     model, convolutional = build_model(r["model"])
     channels_last = convolutional and train["channels_last"]
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
+    # torch's defaults: rank 0's parameters and buffers broadcast, bucketed all-reduce of the mean.
+    net = DistributedDataParallel(model) if size > 1 else model
 
-    train_x, train_y = read_idx(data["train"]), read_idx(labels_path(data["train"])).long()
-    val_x, val_y = read_idx(data["val"]), read_idx(labels_path(data["val"])).long()
-    if data["max_samples"]:
-        train_x, train_y = train_x[: data["max_samples"]], train_y[: data["max_samples"]]
-    if data["max_val_samples"]:
-        val_x, val_y = val_x[: data["max_val_samples"]], val_y[: data["max_val_samples"]]
+    train_x, train_y = load_split(data["train"], data["max_samples"])
+    val_x, val_y = load_split(data["val"], data["max_val_samples"])
     # cvtrain's device feeder: (x - 255 mean) * (1 / (255 std)) in float, constants made in double.
     mean255 = torch.tensor(data["mean"], dtype=torch.float64).mul(255).float().view(1, -1, 1, 1)
     inv_std255 = torch.tensor(data["std"], dtype=torch.float64).mul(255).reciprocal().float().view(1, -1, 1, 1)
@@ -200,28 +229,32 @@ def train_reference(r, on_step=None, on_epoch=None):
             opt.zero_grad(set_to_none=True)
             step_loss = 0.0
             for m in range(accumulation):
-                idx = order[s * batch + m * micro : s * batch + (m + 1) * micro]
+                # Rank r's contiguous share of the global batch, micro-batches in order (cvtrain's sampler).
+                first = s * batch + rank * (batch // size) + m * micro
+                idx = order[first : first + micro]
                 x = normalise(augment(train_x[idx], idx, train["seed"], epoch, aug))
-                loss = F.cross_entropy(model(x), train_y[idx], label_smoothing=aug["label_smoothing"])
-                (loss / accumulation).backward()
+                last = m == accumulation - 1
+                with net.no_sync() if size > 1 and not last else contextlib.nullcontext():
+                    loss = F.cross_entropy(net(x), train_y[idx], label_smoothing=aug["label_smoothing"])
+                    (loss / accumulation).backward()
                 step_loss += loss.item() / accumulation
             if train["grad_clip"] > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), train["grad_clip"])
             opt.step()
+            if size > 1:
+                total_loss = torch.tensor(step_loss, dtype=torch.float64)
+                dist.all_reduce(total_loss)
+                step_loss = total_loss.item() / size
             loss_sum += step_loss
             step += 1
             epoch_steps += 1
             if on_step:
                 on_step(step, step_loss, lr)
         seconds = time.time() - start
-        model.eval()
-        correct = 0
-        with torch.no_grad():
-            for i in range(0, len(val_x), 1000):
-                correct += (model(normalise(val_x[i : i + 1000])).argmax(1) == val_y[i : i + 1000]).sum().item()
-        if on_epoch:
-            on_epoch({"epoch": epoch + 1, "train_loss": loss_sum / epoch_steps, "top1": correct / len(val_x),
-                      "epoch_seconds": seconds})
+        if rank == 0:
+            top1 = evaluate(model, normalise, val_x, val_y)
+            if on_epoch:
+                on_epoch({"epoch": epoch + 1, "train_loss": loss_sum / epoch_steps, "top1": top1, "epoch_seconds": seconds})
     return model
 
 

@@ -4,19 +4,24 @@
 Runs cvtrain on Fashion-MNIST with the given overrides, then scripts/reference_train.py on the
 recipe cvtrain saved: same seed (so the same initial weights and dropout masks from torch's
 generator), same sample order and augmentation, torch.optim's SGD/AdamW, clip_grad_norm_,
-F.cross_entropy with label smoothing. Every step's loss and learning rate, every epoch's accuracy
-and the final weights and BatchNorm buffers must agree: they do bit for bit.
+F.cross_entropy with label smoothing. With `strategy=ddp distributed.nproc_per_node=N` both sides
+run N CPU ranks on Gloo, the reference under torch's DistributedDataParallel. Every step's loss and
+learning rate, every epoch's accuracy and the final weights and BatchNorm buffers must agree: they
+do bit for bit.
 
     check_training.py --cvtrain build/apps/cvtrain --recipe recipes/quickstart.yaml KEY=VALUE ...
 """
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing
 import yaml
 from safetensors.torch import load_file
 
@@ -46,6 +51,38 @@ def run_cvtrain(binary, recipe, overrides, out):
     return steps, epochs, weights
 
 
+def reference_rank(rank, size, port, recipe, result_path):
+    """One rank of the reference under torch.distributed (Gloo); rank 0 saves what it saw."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=size)
+    steps, epochs = [], []
+    model = reference_train.train_reference(recipe, on_step=lambda *s: steps.append(s), on_epoch=epochs.append)
+    if rank == 0:
+        torch.save({"steps": steps, "epochs": epochs, "state": model.state_dict()}, result_path)
+    dist.destroy_process_group()
+
+
+def run_reference(recipe, size, scratch):
+    """The reference's steps, epochs and model: in this process, or over `size` spawned ranks."""
+    if size == 1:
+        steps, epochs = [], []
+        model = reference_train.train_reference(recipe, on_step=lambda *s: steps.append(s), on_epoch=epochs.append)
+        return steps, epochs, model.state_dict()
+    with socket.socket() as probe:  # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result_path = os.path.join(scratch, "reference.pt")
+    torch.multiprocessing.spawn(reference_rank, args=(size, port, recipe, result_path), nprocs=size)
+    result = torch.load(result_path)
+    return result["steps"], result["epochs"], result["state"]
+
+
+def world_size(recipe):
+    if recipe["strategy"] == "single":
+        return 1
+    return int(recipe["distributed"]["nproc_per_node"]) * int(recipe["distributed"]["nnodes"])
+
+
 def compare_steps(cv_steps, ref_steps, failures):
     """Every step's loss and learning rate; returns the largest differences."""
     if len(cv_steps) != len(ref_steps):
@@ -59,9 +96,9 @@ def compare_steps(cv_steps, ref_steps, failures):
     return loss_diff, lr_diff
 
 
-def compare_weights(cv_weights, ref_model, failures):
+def compare_weights(cv_weights, ref_state, failures):
     """Final parameters and buffers by name; returns the worst tensor and its relative difference."""
-    reference = {k: v.detach() for k, v in ref_model.state_dict().items()}
+    reference = {k: v.detach() for k, v in ref_state.items()}
     worst_name, worst = "", 0.0
     for name, value in cv_weights.items():
         ref = reference.pop(name.removeprefix("layers."), None)
@@ -79,14 +116,14 @@ def compare_weights(cv_weights, ref_model, failures):
     return worst_name, worst
 
 
-def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_model, val_samples):
+def compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_state, val_samples):
     failures = []
     loss_diff, lr_diff = compare_steps(cv_steps, ref_steps, failures)
     for c, r in zip(cv_epochs, ref_epochs):
         # Equal weights classify equally, but for a near tie: allow one validation image.
         if abs(c["top1"] - r["top1"]) * val_samples > 1.5:
             failures.append(f"epoch {r['epoch']}: cvtrain top-1 {c['top1']:.4f}, reference {r['top1']:.4f}")
-    worst_name, worst = compare_weights(cv_weights, ref_model, failures)
+    worst_name, worst = compare_weights(cv_weights, ref_state, failures)
     print(f"{len(ref_steps)} steps: largest loss difference {loss_diff:.3g} (as logged, 9 digits), lr {lr_diff:.3g} relative; "
           f"final weights and buffers: {'bit-identical' if worst == 0 else f'largest relative difference {worst:.3g} ({worst_name})'}; "
           f"top-1 per epoch cvtrain {[round(c['top1'], 4) for c in cv_epochs]}, "
@@ -104,10 +141,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cvtrain_training_parity_") as out:
         cv_steps, cv_epochs, cv_weights = run_cvtrain(args.cvtrain, args.recipe, args.overrides, out)
         recipe = yaml.safe_load(open(os.path.join(out, "recipe.yaml")))
-    ref_steps, ref_epochs = [], []
-    model = reference_train.train_reference(recipe, on_step=lambda *s: ref_steps.append(s), on_epoch=ref_epochs.append)
+        ref_steps, ref_epochs, ref_state = run_reference(recipe, world_size(recipe), out)
     val_samples = recipe["data"]["max_val_samples"] or 10000
-    failures = compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, model, val_samples)
+    failures = compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_state, val_samples)
     for failure in failures:
         print("MISMATCH:", failure)
     sys.exit(1 if failures else 0)
