@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <thread>
 
 #include "cvtrain/core/error.h"
@@ -95,6 +96,11 @@ std::unique_ptr<Dataset> open_recipe_dataset(const DataSpec& data, const char* k
   } catch (const Error& e) {
     throw RecipeError({fmt::format("{}: {}", key, e.what())});
   }
+}
+
+// A mean loss; NaN (null in metrics.jsonl) when no step of the span had a finite one.
+double mean_or_nan(double sum, int64_t count) {
+  return count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
 }
 
 // Accumulates what happens between two log lines.
@@ -311,7 +317,9 @@ class Trainer {
     interval.loss_sum = at::zeros({}, at::TensorOptions(device_).dtype(at::kDouble));
     for (int64_t s = first_batch; s < steps_per_epoch_ && step_ < total_steps_; ++s) {
       const StepControl control = optimizer_step(*input.source, epoch, interval);
-      if (!control.non_finite) {  // a skipped step's NaN would poison every mean after it
+      // A step skipped for overflowing fp16 gradients still had a finite loss, which belongs in the
+      // means; a non-finite loss would poison every mean after it.
+      if (!control.loss_non_finite) {
         epoch_loss += interval.last_loss;
         interval.loss_sum += interval.last_loss;
         ++interval.loss_steps;
@@ -329,7 +337,7 @@ class Trainer {
     epoch_seconds_ = epoch_clock.seconds();
     epoch_images_ = epoch_steps * recipe_.train.global_batch;
     comm_->all_reduce_sum(epoch_loss, "epoch loss all-reduce");  // the mean over ranks, like the log lines
-    return epoch_loss.item<double>() / static_cast<double>(rank_.world_size * std::max<int64_t>(1, epoch_loss_steps));
+    return mean_or_nan(epoch_loss.item<double>(), rank_.world_size * epoch_loss_steps);
   }
 
   // One optimizer step over `accumulation` micro-batches (its mean loss goes to interval.last_loss);
@@ -570,7 +578,7 @@ class Trainer {
       interval.loss_sum.div_(rank_.world_size);
     }
     // Reading the loss synchronises a GPU: done only for a log line or a (throttled) redraw.
-    state.loss = interval.loss_sum.item<double>() / static_cast<double>(std::max<int64_t>(1, interval.loss_steps));
+    state.loss = mean_or_nan(interval.loss_sum.item<double>(), interval.loss_steps);
     if (rank_.rank == 0) progress_.update(state, log_now);
     if (!log_now) return;
     warn_if_input_bound(state.data_wait, epoch);
