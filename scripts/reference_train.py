@@ -4,8 +4,8 @@ saved (recipe.yaml) and trains the same model from the same seed on the same dat
 same augmentation, optimizer and schedule, so the two runs take the same steps.
 
 Used by scripts/bench_quickstart.sh (accuracy and speed side by side) and by
-tests/parity/check_training.py (step-by-step equality). Supports the CPU, fp32, idx data, small_cnn
-and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation, grad_clip,
+tests/parity/check_training.py (step-by-step equality). Supports the CPU, every precision (bf16
+and fp16 through torch.autocast, fp16 with torch.amp.GradScaler), idx data, small_cnn and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation, grad_clip,
 max_steps, sgd/adamw, cosine/step/constant with warmup; one process, or (strategy ddp) one rank of
 a torch.distributed group under torch's DistributedDataParallel, called once per rank.
 """
@@ -159,8 +159,8 @@ def check_supported(r):
         problems.append(f"micro_batch x accumulation x {size} rank(s) = global_batch")
     if size > 1 and (r["strategy"] != "ddp" or r["model"]["sync_bn"]):
         problems.append("strategy ddp without sync_bn when several ranks train")
-    if r["precision"] not in ("fp32", "tf32") or aug["mixup"] or aug["cutmix"] or model_spec["pretrained"]:
-        problems.append("fp32, no mixup/cutmix, no pretrained weights")
+    if aug["mixup"] or aug["cutmix"] or model_spec["pretrained"]:
+        problems.append("no mixup/cutmix, no pretrained weights")
     if problems:
         sys.exit("reference_train.py supports only " + "; ".join(problems))
 
@@ -170,20 +170,23 @@ def load_split(path, limit):
     return (images[:limit], labels[:limit]) if limit else (images, labels)
 
 
-def evaluate(model, normalise, val_x, val_y):
-    """Top-1 over the whole validation set. cvtrain spreads it over the ranks and adds the counts,
-    which gives the same number."""
+def evaluate(model, normalise, val_x, val_y, amp_dtype):
+    """Top-1 over the whole validation set, under autocast as training. cvtrain spreads it over the
+    ranks and adds the counts, which gives the same number."""
     model.eval()
     correct = 0
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
         for i in range(0, len(val_x), 1000):
-            correct += (model(normalise(val_x[i : i + 1000])).argmax(1) == val_y[i : i + 1000]).sum().item()
+            # The first of topk(5), as cvtrain, timm and PyTorch's ImageNet example count: in bf16 or
+            # fp16 logits tie now and then, and argmax would break ties differently.
+            logits = model(normalise(val_x[i : i + 1000])).float()
+            correct += (logits.topk(min(5, logits.size(1)), 1).indices[:, 0] == val_y[i : i + 1000]).sum().item()
     return correct / len(val_x)
 
 
 def train_reference(r, on_step=None, on_epoch=None):
-    """Trains as cvtrain would; on_step(step, loss, lr) after every optimizer step (loss: the mean
-    over ranks), on_epoch(record) after every evaluation (rank 0 only). Returns the model."""
+    """Trains as cvtrain would; on_step(step, loss, lr, loss_scale) after every optimizer step (loss:
+    the mean over ranks; loss_scale: None unless fp16), on_epoch(record) after every evaluation (rank 0 only). Returns the model."""
     check_supported(r)
     data, train, aug = r["data"], r["train"], r["augment"]
     rank, size = world()
@@ -208,6 +211,11 @@ def train_reference(r, on_step=None, on_epoch=None):
         return x.sub_(mean255).mul_(inv_std255)
 
     opt = build_optimizer(model, r["optim"])
+    # cvtrain's precision: autocast around forward and loss; fp16 adds dynamic loss scaling with
+    # its constants (2^16 at first, x2 after 2,000 clean steps, x0.5 and the step skipped on overflow).
+    amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(r["precision"])
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                                  enabled=r["precision"] == "fp16")
     batch, micro, accumulation = train["global_batch"], train["micro_batch"], train["accumulation"]
     steps_per_epoch = len(train_x) // batch
     total = train["epochs"] * steps_per_epoch
@@ -235,12 +243,15 @@ def train_reference(r, on_step=None, on_epoch=None):
                 x = normalise(augment(train_x[idx], idx, train["seed"], epoch, aug))
                 last = m == accumulation - 1
                 with net.no_sync() if size > 1 and not last else contextlib.nullcontext():
-                    loss = F.cross_entropy(net(x), train_y[idx], label_smoothing=aug["label_smoothing"])
-                    (loss / accumulation).backward()
+                    with torch.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
+                        loss = F.cross_entropy(net(x), train_y[idx], label_smoothing=aug["label_smoothing"])
+                    scaler.scale(loss / accumulation).backward()
                 step_loss += loss.item() / accumulation
             if train["grad_clip"] > 0:
+                scaler.unscale_(opt)
                 torch.nn.utils.clip_grad_norm_(model.parameters(), train["grad_clip"])
-            opt.step()
+            scaler.step(opt)
+            scaler.update()
             if size > 1:
                 total_loss = torch.tensor(step_loss, dtype=torch.float64)
                 dist.all_reduce(total_loss)
@@ -249,10 +260,10 @@ def train_reference(r, on_step=None, on_epoch=None):
             step += 1
             epoch_steps += 1
             if on_step:
-                on_step(step, step_loss, lr)
+                on_step(step, step_loss, lr, scaler.get_scale() if scaler.is_enabled() else None)
         seconds = time.time() - start
         if rank == 0:
-            top1 = evaluate(model, normalise, val_x, val_y)
+            top1 = evaluate(model, normalise, val_x, val_y, amp_dtype)
             if on_epoch:
                 on_epoch({"epoch": epoch + 1, "train_loss": loss_sum / epoch_steps, "top1": top1, "epoch_seconds": seconds})
     return model
