@@ -6,8 +6,9 @@ same augmentation, optimizer and schedule, so the two runs take the same steps.
 Used by scripts/bench_quickstart.sh (accuracy and speed side by side) and by
 tests/parity/check_training.py (step-by-step equality). Supports the CPU, every precision (bf16
 and fp16 through torch.autocast, fp16 with torch.amp.GradScaler), idx data, small_cnn and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation, grad_clip,
-max_steps, sgd/adamw, cosine/step/constant with warmup; one process, or (strategy ddp) one rank of
-a torch.distributed group under torch's DistributedDataParallel, called once per rank.
+max_steps, sgd/adamw, cosine/step/constant with warmup; one process, or (strategies ddp, zero1,
+zero2, fsdp) one rank of a torch.distributed group under torch's DistributedDataParallel, called
+once per rank.
 """
 import argparse
 import contextlib
@@ -157,8 +158,9 @@ def check_supported(r):
     size = world()[1]
     if train["micro_batch"] * train["accumulation"] * size != train["global_batch"]:
         problems.append(f"micro_batch x accumulation x {size} rank(s) = global_batch")
-    if size > 1 and (r["strategy"] != "ddp" or r["model"]["sync_bn"]):
-        problems.append("strategy ddp without sync_bn when several ranks train")
+    # zero1/zero2/fsdp compute what ddp does, so DistributedDataParallel is their reference too.
+    if size > 1 and r["model"]["sync_bn"]:
+        problems.append("no sync_bn (torch's SyncBatchNorm needs a GPU)")
     if aug["mixup"] or aug["cutmix"] or model_spec["pretrained"]:
         problems.append("no mixup/cutmix, no pretrained weights")
     if problems:

@@ -4,8 +4,8 @@
 Runs cvtrain on Fashion-MNIST with the given overrides, then scripts/reference_train.py on the
 recipe cvtrain saved: same seed (so the same initial weights and dropout masks from torch's
 generator), same sample order and augmentation, torch.optim's SGD/AdamW, clip_grad_norm_,
-F.cross_entropy with label smoothing. With `strategy=ddp distributed.nproc_per_node=N` both sides
-run N CPU ranks on Gloo, the reference under torch's DistributedDataParallel. Every step's loss and
+F.cross_entropy with label smoothing. With `strategy=ddp|zero1|zero2|fsdp distributed.nproc_per_node=N`
+both sides run N CPU ranks on Gloo, the reference under torch's DistributedDataParallel. Every step's loss and
 learning rate, every epoch's accuracy and the final weights and BatchNorm buffers must agree: they
 do bit for bit.
 
