@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh > /dev/null
 PYTHON="${CVTRAIN_HOME:-$HOME/.cache/cvtrain}/venv/bin/python"
 OUT=${OUT:-runs/bench_memory}
+CVTRAIN=${CVTRAIN:-./build/apps/cvtrain}  # another build, to compare versions
 STEPS=${STEPS:-12}
 rm -rf "$OUT"
 # Synthetic device batches: the input pipeline takes no memory or time of its own here.
@@ -17,7 +18,7 @@ COMMON=(model.arch=vit_small_patch16 model.num_classes=1000 model.image_size=64 
   train.grad_clip=1.0 distributed.nproc_per_node=2 checkpoint.resume=none)
 
 for strategy in ddp zero1 zero2 fsdp; do
-  ./build/apps/cvtrain --recipe recipes/quickstart.yaml "${COMMON[@]}" strategy=$strategy \
+  "$CVTRAIN" --recipe recipes/quickstart.yaml "${COMMON[@]}" strategy=$strategy \
     distributed.master_port=$((29600 + RANDOM % 1000)) output="$OUT/$strategy" "$@" > "$OUT.$strategy.log" 2>&1 ||
     { cat "$OUT.$strategy.log"; exit 1; }
 done

@@ -37,14 +37,17 @@ auto named(const std::string& what, int rank, int world, const std::string& back
 
 class C10dPending : public PendingCollective {
  public:
-  C10dPending(c10::intrusive_ptr<c10d::Work> work, std::string what, int rank, int world, std::string backend)
-      : work_(std::move(work)), what_(std::move(what)), rank_(rank), world_(world), backend_(std::move(backend)) {}
+  C10dPending(c10::intrusive_ptr<c10d::Work> work, std::string what, int rank, int world, std::string backend,
+              std::vector<at::Tensor> tensors = {})
+      : work_(std::move(work)), tensors_(std::move(tensors)), what_(std::move(what)), rank_(rank), world_(world),
+        backend_(std::move(backend)) {}
   void wait() override {
     named(what_, rank_, world_, backend_, [&] { work_->wait(); });
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  std::vector<at::Tensor> tensors_;  // the collective's input and output, alive until it is done
   std::string what_;
   int rank_, world_;
   std::string backend_;
@@ -71,13 +74,16 @@ class C10dCommunicator : public Communicator {
   void barrier(const std::string& what) override {
     named(what, rank(), world_size(), name_, [&] { backend_->barrier()->wait(); });
   }
-  void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string& what) override {
+  std::unique_ptr<PendingCollective> all_gather_async(at::Tensor& full, const at::Tensor& shard, const std::string& what) override {
     at::Tensor input = shard;
-    named(what, rank(), world_size(), name_, [&] { backend_->_allgather_base(full, input)->wait(); });
+    auto work = named(what, rank(), world_size(), name_, [&] { return backend_->_allgather_base(full, input); });
+    return std::make_unique<C10dPending>(std::move(work), what, rank(), world_size(), name_, std::vector<at::Tensor>{full, input});
   }
-  void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string& what) override {
+  std::unique_ptr<PendingCollective> reduce_scatter_sum_async(at::Tensor& shard, const at::Tensor& full,
+                                                              const std::string& what) override {
     at::Tensor input = full;
-    named(what, rank(), world_size(), name_, [&] { backend_->_reduce_scatter_base(shard, input)->wait(); });
+    auto work = named(what, rank(), world_size(), name_, [&] { return backend_->_reduce_scatter_base(shard, input); });
+    return std::make_unique<C10dPending>(std::move(work), what, rank(), world_size(), name_, std::vector<at::Tensor>{shard, input});
   }
 
  private:
@@ -98,8 +104,14 @@ class SingleProcess : public Communicator {
   std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor&, const std::string&) override { return std::make_unique<Done>(); }
   void broadcast(at::Tensor&, int, const std::string&) override {}
   void barrier(const std::string&) override {}
-  void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string&) override { full.copy_(shard); }
-  void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string&) override { shard.copy_(full); }
+  std::unique_ptr<PendingCollective> all_gather_async(at::Tensor& full, const at::Tensor& shard, const std::string&) override {
+    full.copy_(shard);
+    return std::make_unique<Done>();
+  }
+  std::unique_ptr<PendingCollective> reduce_scatter_sum_async(at::Tensor& shard, const at::Tensor& full, const std::string&) override {
+    shard.copy_(full);
+    return std::make_unique<Done>();
+  }
 };
 
 std::string where(const GroupSpec& spec) { return fmt::format("{}:{}", spec.master_addr, spec.master_port); }

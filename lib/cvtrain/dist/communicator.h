@@ -24,7 +24,8 @@ struct GroupSpec {
   int attempt = 0;            // keys are namespaced per attempt, so a restarted group ignores old ones
 };
 
-// An all-reduce in flight; wait() blocks until its result is in the tensor.
+// A collective in flight; wait() returns once its result is in the output tensor (on a GPU: once
+// the current stream is ordered after it). Its tensors stay alive until then.
 class PendingCollective {
  public:
   virtual ~PendingCollective() = default;
@@ -43,9 +44,14 @@ class Communicator {
   void all_reduce_sum(at::Tensor& tensor, const std::string& what) { all_reduce_sum_async(tensor, what)->wait(); }
   virtual void broadcast(at::Tensor& tensor, int root, const std::string& what) = 0;
   // full [world x n] <- every rank's shard [n], in rank order.
-  virtual void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string& what) = 0;
+  virtual std::unique_ptr<PendingCollective> all_gather_async(at::Tensor& full, const at::Tensor& shard, const std::string& what) = 0;
+  void all_gather(at::Tensor& full, const at::Tensor& shard, const std::string& what) { all_gather_async(full, shard, what)->wait(); }
   // shard [n] <- this rank's part of the sum over ranks of full [world x n].
-  virtual void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string& what) = 0;
+  virtual std::unique_ptr<PendingCollective> reduce_scatter_sum_async(at::Tensor& shard, const at::Tensor& full,
+                                                                      const std::string& what) = 0;
+  void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string& what) {
+    reduce_scatter_sum_async(shard, full, what)->wait();
+  }
   virtual void barrier(const std::string& what) = 0;
 };
 

@@ -2,9 +2,11 @@
 // of every parameter. A unit (a residual block, or the root: everything outside the blocks) is
 // all-gathered just before its forward and freed after it, gathered again when backward reaches
 // it, and its gradients are reduce-scattered to the shards as soon as the last one is
-// accumulated. Parameters keep their identity: their storage is swapped in and out underneath
-// (the tensors autograd saved see the same storage again in backward). Buffers (BatchNorm
-// statistics) stay whole on every rank, in fp32, as does every parameter.
+// accumulated. As PyTorch's FSDP does, the next unit's all-gather is started while the current
+// one computes (block i+1 in forward, block i-1 in backward), so at most two blocks (and the
+// root) are whole at once. Parameters keep their identity: their storage is swapped in and out
+// underneath (the tensors autograd saved see the same storage again in backward). Buffers
+// (BatchNorm statistics) stay whole on every rank, in fp32, as does every parameter.
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/autograd.h>
@@ -27,7 +29,8 @@ struct FullValues {
 
 struct UnitState {
   std::vector<FullValues> values;  // one per shard of the unit
-  bool gathered = false;
+  bool gathered = false;           // storage in place; the all-gathers may still be in flight
+  std::vector<std::unique_ptr<PendingCollective>> in_flight;
 };
 
 class FsdpStrategy : public ShardedStrategy, public BlockHooks {
@@ -40,16 +43,24 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
   }
   ~FsdpStrategy() override { model_.set_block_hooks(nullptr); }
 
-  void before_forward() override { gather(root()); }
-  void before_backward(bool) override { start_backward(); }
+  void before_forward() override {
+    gather(root());
+    if (root() > 0) start_gather(0);
+  }
+  void before_backward(bool) override {
+    in_backward_ = true;
+    start_backward();
+  }
   void after_backward(bool) override {
     finish_backward();
+    in_backward_ = false;
     if (!all_gathered_)
       for (size_t u = 0; u < units_.size(); ++u) release(u);
   }
 
   void gather_parameters() override {
-    for (size_t u = 0; u < units_.size(); ++u) gather(u);
+    for (size_t u = 0; u < units_.size(); ++u) start_gather(u);
+    for (auto& unit : state_) finish_gather(unit);
     all_gathered_ = true;
   }
   void release_parameters() override {
@@ -77,11 +88,18 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
   }
 
   // ---- BlockHooks: block b is unit b
-  void before_block(size_t index) override { gather(index); }
+  void before_block(size_t index) override {
+    gather(index);
+    // Not in backward, where activation checkpointing replays blocks in reverse order.
+    if (!in_backward_ && index + 1 < root()) start_gather(index + 1);
+  }
   at::Tensor after_block(size_t index, const at::Tensor& output) override {
     if (all_gathered_) return output;
     if (at::GradMode::is_enabled() && output.requires_grad())
-      at::Tensor(output).register_hook([this, index](const at::Tensor&) { gather(index); });  // backward reaches the block
+      at::Tensor(output).register_hook([this, index](const at::Tensor&) {  // backward reaches the block
+        gather(index);
+        if (index > 0) start_gather(index - 1);
+      });
     release(index);
     return output;
   }
@@ -104,7 +122,8 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
     unit.gathered = true;
   }
 
-  void gather(size_t u) {
+  // Gives the unit its storage back and starts filling it; gather() waits for it.
+  void start_gather(size_t u) {
     UnitState& unit = state_[u];
     if (unit.gathered) return;
     torch::NoGradGuard no_grad;
@@ -113,16 +132,30 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
       c10::StorageImpl* storage = values.storage.unsafeGetStorageImpl();
       storage->set_data_ptr_noswap(storage->allocator()->allocate(values.bytes));
       storage->set_nbytes(values.bytes);
-      Stopwatch wait;
-      comm_.all_gather(values.flat, units_[u][s].shard().detach(), fmt::format("all-gather of parameters (unit {} of {})", u + 1, units_.size()));
-      comm_wait_s_ += wait.seconds();
+      unit.in_flight.push_back(comm_.all_gather_async(values.flat, units_[u][s].shard().detach(),
+                                                      fmt::format("all-gather of parameters (unit {} of {})", u + 1, units_.size())));
     }
     unit.gathered = true;
+  }
+
+  // The unit's whole parameters, ready to compute with.
+  void gather(size_t u) {
+    start_gather(u);
+    finish_gather(state_[u]);
+  }
+
+  void finish_gather(UnitState& unit) {
+    if (unit.in_flight.empty()) return;
+    Stopwatch wait;
+    for (auto& pending : unit.in_flight) pending->wait();
+    unit.in_flight.clear();
+    comm_wait_s_ += wait.seconds();
   }
 
   void release(size_t u) {
     UnitState& unit = state_[u];
     if (!unit.gathered || all_gathered_) return;
+    finish_gather(unit);  // never free memory a collective is still writing
     for (FullValues& values : unit.values) {
       c10::StorageImpl* storage = values.storage.unsafeGetStorageImpl();
       storage->set_data_ptr_noswap(at::DataPtr(nullptr, values.flat.device()));
@@ -136,6 +169,7 @@ class FsdpStrategy : public ShardedStrategy, public BlockHooks {
 
   std::vector<UnitState> state_;
   bool all_gathered_ = false;
+  bool in_backward_ = false;
 };
 
 }  // namespace

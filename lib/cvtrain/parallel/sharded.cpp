@@ -86,18 +86,31 @@ void ShardedStrategy::load_optimizer_state(torch::optim::Optimizer& optimizer, c
 
 void ShardedStrategy::sync_buffers() { broadcast_from_rank0(model_.buffers(), comm_); }
 
-void ShardedStrategy::reduce_scatter_flat(FlatShard& shard, const at::Tensor& flat, bool accumulate) {
+// The reduce-scatter runs while backward goes on; at most kMaxReductionsInFlight wait at once, so
+// the whole gradients they hold never add up to the model's (zero2's and fsdp's point).
+void ShardedStrategy::start_reduce_scatter(FlatShard& shard, at::Tensor flat) {
   torch::NoGradGuard no_grad;
   at::Tensor part = at::empty_like(shard.shard(), at::MemoryFormat::Contiguous).requires_grad_(false);
+  auto pending = comm_.reduce_scatter_sum_async(part, flat, fmt::format("gradient reduce-scatter ({} parameters from '{}')",
+                                                                        shard.entries().size(),
+                                                                        shard.entries().empty() ? "" : shard.entries()[0].name));
+  reductions_.push_back(Reduction{&shard, part, std::move(flat), std::move(pending)});
+  while (reductions_.size() > kMaxReductionsInFlight) finish_oldest_reduction();
+}
+
+// shard.grad += its part of the sum / world size, in the order the reductions started.
+void ShardedStrategy::finish_oldest_reduction() {
+  Reduction r = std::move(reductions_.front());
+  reductions_.pop_front();
   Stopwatch wait;
-  comm_.reduce_scatter_sum(part, flat, fmt::format("gradient reduce-scatter ({} parameters from '{}')", shard.entries().size(),
-                                                   shard.entries().empty() ? "" : shard.entries()[0].name));
+  r.pending->wait();
   comm_wait_s_ += wait.seconds();
-  part.div_(comm_.world_size());
-  if (accumulate && shard.shard().grad().defined())
-    shard.shard().mutable_grad().add_(part);
+  torch::NoGradGuard no_grad;
+  r.part.div_(comm_.world_size());
+  if (r.shard->shard().grad().defined())
+    r.shard->shard().mutable_grad().add_(r.part);
   else
-    shard.shard().mutable_grad() = part;
+    r.shard->shard().mutable_grad() = r.part;
 }
 
 void ShardedStrategy::release_gradients(FlatShard& shard) {
@@ -124,6 +137,7 @@ void ShardedStrategy::start_backward() {
 void ShardedStrategy::finish_backward() {
   for (size_t u = 0; u < gradients_.size(); ++u)
     if (gradients_[u].expected > 0 && gradients_[u].arrived < gradients_[u].expected) reduce_unit(u);
+  while (!reductions_.empty()) finish_oldest_reduction();
 }
 
 void ShardedStrategy::on_gradient_accumulated(size_t u, size_t s, size_t e) {
@@ -142,7 +156,7 @@ void ShardedStrategy::reduce_unit(size_t u) {
   for (size_t s = 0; s < units_[u].size(); ++s) {
     FlatShard& shard = units_[u][s];
     if (!unit.flat[s].defined()) unit.flat[s] = at::zeros({shard.padded_numel()}, shard.shard().options().requires_grad(false));
-    reduce_scatter_flat(shard, unit.flat[s], /*accumulate=*/true);
+    start_reduce_scatter(shard, std::move(unit.flat[s]));
     unit.flat[s] = at::Tensor();
   }
   unit.arrived = unit.expected;

@@ -3,6 +3,7 @@
 // FlatShard; the optimizer updates only this rank's shards.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -10,6 +11,7 @@ namespace torch::autograd {
 struct Node;
 }
 
+#include "cvtrain/dist/communicator.h"
 #include "cvtrain/parallel/flat_shard.h"
 #include "cvtrain/parallel/strategy.h"
 
@@ -28,9 +30,6 @@ class ShardedStrategy : public Strategy {
   double take_comm_wait_seconds() override { return std::exchange(comm_wait_s_, 0.0); }
 
  protected:
-  // shard.grad (+)= this rank's part of `flat` (padded_numel() gradients) summed over ranks,
-  // divided by the world size.
-  void reduce_scatter_flat(FlatShard& shard, const at::Tensor& flat, bool accumulate);
   void release_gradients(FlatShard& shard);
   int64_t shard_bytes() const;
 
@@ -39,7 +38,7 @@ class ShardedStrategy : public Strategy {
   // is in, the buffer is reduce-scattered into the shards' gradients (every micro-step, adding up).
   void reduce_gradients_during_backward();
   void start_backward();   // before each micro-step's backward
-  void finish_backward();  // after it: units that got no gradient contribute zeros
+  void finish_backward();  // after it: units that got no gradient contribute zeros; reductions done
   virtual void on_unit_reduced(size_t /*unit*/) {}
 
  public:
@@ -52,6 +51,18 @@ class ShardedStrategy : public Strategy {
 
  private:
   void reduce_unit(size_t unit);
+  // shard.grad (+)= this rank's part of `flat` (padded_numel() gradients) summed over ranks,
+  // divided by the world size: started now, added by finish_oldest_reduction().
+  void start_reduce_scatter(FlatShard& shard, at::Tensor flat);
+  void finish_oldest_reduction();
+  struct Reduction {
+    FlatShard* shard;
+    at::Tensor part;  // this rank's part of the sum, once done
+    at::Tensor flat;  // the whole gradients, alive while the collective reads them
+    std::unique_ptr<PendingCollective> pending;
+  };
+  static constexpr size_t kMaxReductionsInFlight = 4;  // about two units (decay and no-decay shards)
+  std::deque<Reduction> reductions_;
   struct UnitGradients {
     std::vector<at::Tensor> flat;  // one per shard of the unit, while its backward is under way
     size_t expected = 0, arrived = 0;

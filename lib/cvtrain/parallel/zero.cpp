@@ -54,12 +54,15 @@ class ZeroStrategy : public ShardedStrategy {
       }
   }
 
-  // Every rank's updated slice into everyone's buffer.
+  // Every rank's updated slice into everyone's buffer: all started, then all awaited.
   void after_step() override {
     torch::NoGradGuard no_grad;
+    std::vector<std::unique_ptr<PendingCollective>> in_flight;
     size_t i = 0;
     for (auto& unit : units_)
-      for (auto& shard : unit) comm_.all_gather(flats_[i++], shard.shard().detach().clone(), "all-gather of updated parameters");
+      for (auto& shard : unit)
+        in_flight.push_back(comm_.all_gather_async(flats_[i++], shard.shard().detach().clone(), "all-gather of updated parameters"));
+    for (auto& pending : in_flight) pending->wait();
   }
 
   NamedTensors model_state() override { return detached_model_state(model_); }
