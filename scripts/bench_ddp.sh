@@ -2,12 +2,13 @@
 # DDP on CPU with Gloo: for one global batch, the optimizer-step time with 1 and 2 ranks, and the
 # part of the step spent waiting for gradient all-reduce after backward ended (what bucketing and
 # overlap are meant to hide). Same recipe, same machine, same run.
-#   scripts/bench_ddp.sh [KEY=VALUE ...]   extra overrides for every run
+#   scripts/bench_ddp.sh [KEY=VALUE ...]   extra overrides for every run (CVTRAIN=path: another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh > /dev/null
 PYTHON="${CVTRAIN_HOME:-$HOME/.cache/cvtrain}/venv/bin/python"
 OUT=${OUT:-runs/bench_ddp}
+CVTRAIN=${CVTRAIN:-./build/apps/cvtrain}  # another build, to compare versions
 STEPS=${STEPS:-80}
 rm -rf "$OUT"
 COMMON=(data.val= train.max_steps="$STEPS" train.log_every=20 train.global_batch=128 strategy=ddp)
@@ -17,7 +18,7 @@ COMMON=(data.val= train.max_steps="$STEPS" train.log_every=20 train.global_batch
 runs=("1rank 1 25" "2ranks 2 25" "2ranks_small_buckets 2 0.25")
 for run in "${runs[@]}"; do
   read -r name world bucket <<< "$run"
-  ./build/apps/cvtrain --recipe recipes/quickstart.yaml "${COMMON[@]}" distributed.nproc_per_node="$world" \
+  "$CVTRAIN" --recipe recipes/quickstart.yaml "${COMMON[@]}" distributed.nproc_per_node="$world" \
     distributed.bucket_mb="$bucket" distributed.master_port=$((29600 + RANDOM % 1000)) output="$OUT/$name" "$@" \
     > "$OUT.$name.log" 2>&1 || { cat "$OUT.$name.log"; exit 1; }
 done

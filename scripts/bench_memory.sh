@@ -3,7 +3,8 @@
 # and fsdp, same recipe, same run. Prints per rank the parameters and optimizer state it holds,
 # its peak memory (resident set size above what the process held before training started) and the
 # step time.
-#   scripts/bench_memory.sh [KEY=VALUE ...]   extra overrides for every run (e.g. model.image_size=128)
+#   scripts/bench_memory.sh [KEY=VALUE ...]   extra overrides for every run (e.g. model.image_size=128);
+#                                            CVTRAIN=path runs another build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh > /dev/null
