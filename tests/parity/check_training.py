@@ -4,10 +4,11 @@
 Runs cvtrain on Fashion-MNIST with the given overrides, then scripts/reference_train.py on the
 recipe cvtrain saved: same seed (so the same initial weights and dropout masks from torch's
 generator), same sample order and augmentation, torch.optim's SGD/AdamW, clip_grad_norm_,
-F.cross_entropy with label smoothing. With `strategy=ddp|zero1|zero2|fsdp distributed.nproc_per_node=N`
-both sides run N CPU ranks on Gloo, the reference under torch's DistributedDataParallel. Every step's loss and
-learning rate, every epoch's accuracy and the final weights and BatchNorm buffers must agree: they
-do bit for bit.
+F.cross_entropy with label smoothing, torch.autocast and GradScaler for bf16/fp16. With
+`strategy=ddp|zero1|zero2|fsdp distributed.nproc_per_node=N` both sides run N CPU ranks on Gloo,
+the reference under torch's DistributedDataParallel. Every step's loss, learning rate and loss
+scale, every epoch's accuracy and the final weights and BatchNorm buffers must agree: they do bit
+for bit.
 
     check_training.py --cvtrain build/apps/cvtrain --recipe recipes/quickstart.yaml KEY=VALUE ...
 """
@@ -84,9 +85,11 @@ def run_reference(recipe, size, scratch):
 
 
 def world_size(recipe):
+    """The CPU job's rank count (nproc_per_node 'auto' is one rank on a machine without GPUs)."""
     if recipe["strategy"] == "single":
         return 1
-    return int(recipe["distributed"]["nproc_per_node"]) * int(recipe["distributed"]["nnodes"])
+    per_node = recipe["distributed"]["nproc_per_node"]
+    return (1 if per_node == "auto" else int(per_node)) * int(recipe["distributed"]["nnodes"])
 
 
 def compare_steps(cv_steps, ref_steps, failures):
