@@ -186,9 +186,54 @@ def evaluate(model, normalise, val_x, val_y, amp_dtype):
     return correct / len(val_x)
 
 
+def make_normaliser(data, channels_last):
+    """cvtrain's device feeder: (x - 255 mean) * (1 / (255 std)) in float, constants made in double."""
+    mean255 = torch.tensor(data["mean"], dtype=torch.float64).mul(255).float().view(1, -1, 1, 1)
+    inv_std255 = torch.tensor(data["std"], dtype=torch.float64).mul(255).reciprocal().float().view(1, -1, 1, 1)
+
+    def normalise(x):
+        x = x.unsqueeze(1).float()
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return x.sub_(mean255).mul_(inv_std255)
+
+    return normalise
+
+
+def mean_over_ranks(value):
+    size = world()[1]
+    if size == 1:
+        return value
+    total = torch.tensor(value, dtype=torch.float64)
+    dist.all_reduce(total)
+    return total.item() / size
+
+
+def optimizer_step(net, model, opt, scaler, micro_batches, r, amp_dtype):
+    """One step over this rank's [(images, labels), ...]: autocast around forward and loss, the
+    gradient all-reduce (DDP) only on the last micro-batch, clipping after unscaling. Returns the
+    step's loss, the mean over micro-batches and ranks."""
+    opt.zero_grad(set_to_none=True)
+    accumulation, step_loss = len(micro_batches), 0.0
+    for m, (x, y) in enumerate(micro_batches):
+        syncing = m == accumulation - 1 or not isinstance(net, DistributedDataParallel)
+        with contextlib.nullcontext() if syncing else net.no_sync():
+            with torch.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss = F.cross_entropy(net(x), y, label_smoothing=r["augment"]["label_smoothing"])
+            scaler.scale(loss / accumulation).backward()
+        step_loss += loss.item() / accumulation
+    if r["train"]["grad_clip"] > 0:
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), r["train"]["grad_clip"])
+    scaler.step(opt)  # skipped when fp16 gradients overflowed
+    scaler.update()
+    return mean_over_ranks(step_loss)
+
+
 def train_reference(r, on_step=None, on_epoch=None):
     """Trains as cvtrain would; on_step(step, loss, lr, loss_scale) after every optimizer step (loss:
-    the mean over ranks; loss_scale: None unless fp16), on_epoch(record) after every evaluation (rank 0 only). Returns the model."""
+    the mean over ranks; loss_scale: None unless fp16), on_epoch(record) after every evaluation
+    (rank 0 only). Returns the model."""
     check_supported(r)
     data, train, aug = r["data"], r["train"], r["augment"]
     rank, size = world()
@@ -199,26 +244,16 @@ def train_reference(r, on_step=None, on_epoch=None):
         model = model.to(memory_format=torch.channels_last)
     # torch's defaults: rank 0's parameters and buffers broadcast, bucketed all-reduce of the mean.
     net = DistributedDataParallel(model) if size > 1 else model
-
     train_x, train_y = load_split(data["train"], data["max_samples"])
     val_x, val_y = load_split(data["val"], data["max_val_samples"])
-    # cvtrain's device feeder: (x - 255 mean) * (1 / (255 std)) in float, constants made in double.
-    mean255 = torch.tensor(data["mean"], dtype=torch.float64).mul(255).float().view(1, -1, 1, 1)
-    inv_std255 = torch.tensor(data["std"], dtype=torch.float64).mul(255).reciprocal().float().view(1, -1, 1, 1)
-
-    def normalise(x):
-        x = x.unsqueeze(1).float()
-        if channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        return x.sub_(mean255).mul_(inv_std255)
-
+    normalise = make_normaliser(data, channels_last)
     opt = build_optimizer(model, r["optim"])
-    # cvtrain's precision: autocast around forward and loss; fp16 adds dynamic loss scaling with
-    # its constants (2^16 at first, x2 after 2,000 clean steps, x0.5 and the step skipped on overflow).
+    # cvtrain's precision: bf16/fp16 autocast; fp16 adds dynamic loss scaling with its constants
+    # (2^16 at first, x2 after 2,000 clean steps, x0.5 and the step skipped on overflow).
     amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(r["precision"])
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                                   enabled=r["precision"] == "fp16")
-    batch, micro, accumulation = train["global_batch"], train["micro_batch"], train["accumulation"]
+    batch, micro = train["global_batch"], train["micro_batch"]
     steps_per_epoch = len(train_x) // batch
     total = train["epochs"] * steps_per_epoch
     if train["max_steps"]:
@@ -230,34 +265,16 @@ def train_reference(r, on_step=None, on_epoch=None):
         model.train()
         order = epoch_order(train["seed"], epoch, len(train_x))
         start, loss_sum, epoch_steps = time.time(), 0.0, 0
-        for s in range(steps_per_epoch):
-            if step >= total:
-                break
+        for s in range(min(steps_per_epoch, total - step)):
             lr = lr_at(step, r["optim"]["lr"], r["schedule"], steps_per_epoch, total)
             for g in opt.param_groups:
                 g["lr"] = lr
-            opt.zero_grad(set_to_none=True)
-            step_loss = 0.0
-            for m in range(accumulation):
-                # Rank r's contiguous share of the global batch, micro-batches in order (cvtrain's sampler).
-                first = s * batch + rank * (batch // size) + m * micro
+            # Rank r's contiguous share of the global batch, micro-batches in order (cvtrain's sampler).
+            micro_batches = []
+            for first in range(s * batch + rank * (batch // size), s * batch + (rank + 1) * (batch // size), micro):
                 idx = order[first : first + micro]
-                x = normalise(augment(train_x[idx], idx, train["seed"], epoch, aug))
-                last = m == accumulation - 1
-                with net.no_sync() if size > 1 and not last else contextlib.nullcontext():
-                    with torch.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
-                        loss = F.cross_entropy(net(x), train_y[idx], label_smoothing=aug["label_smoothing"])
-                    scaler.scale(loss / accumulation).backward()
-                step_loss += loss.item() / accumulation
-            if train["grad_clip"] > 0:
-                scaler.unscale_(opt)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), train["grad_clip"])
-            scaler.step(opt)
-            scaler.update()
-            if size > 1:
-                total_loss = torch.tensor(step_loss, dtype=torch.float64)
-                dist.all_reduce(total_loss)
-                step_loss = total_loss.item() / size
+                micro_batches.append((normalise(augment(train_x[idx], idx, train["seed"], epoch, aug)), train_y[idx]))
+            step_loss = optimizer_step(net, model, opt, scaler, micro_batches, r, amp_dtype)
             loss_sum += step_loss
             step += 1
             epoch_steps += 1
