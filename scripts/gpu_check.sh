@@ -118,7 +118,7 @@ run() {
   synthetic_case bf16_convnext_tiny_b128 model.arch=convnext_tiny precision=bf16 train.global_batch=128 optim.name=adamw optim.lr=1e-3
   synthetic_case bf16_vit_b16_b128_grad_checkpointing model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
-  echo "== sharded strategies on one GPU (world size 1: the gathering, freeing and hooks run on CUDA memory)"
+  echo "== sharded strategies on one GPU (world size 1: NCCL all-gathers and reduce-scatters, gathering, freeing and hooks on CUDA memory)"
   for strategy in zero2 fsdp; do
     synthetic_case "bf16_vit_b16_b128_${strategy}" model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
       optim.name=adamw optim.lr=1e-3 strategy=$strategy distributed.nproc_per_node=1

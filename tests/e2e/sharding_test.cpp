@@ -1,7 +1,8 @@
 // Sharded strategies on CPU with Gloo, 2 ranks: zero1, zero2 and fsdp give ddp's weights (SGD and
 // AdamW, with accumulation and clipping; an MLP, and a ViT whose blocks are FSDP units, with
 // activation checkpointing too); zero1 holds half the optimizer state and fsdp half the
-// parameters per rank; a checkpoint of any strategy resumes under any other.
+// parameters per rank; at world size 1 they run a real process group and equal single; a
+// checkpoint of any strategy resumes under any other.
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
@@ -84,6 +85,25 @@ TEST_CASE("zero1, zero2 and fsdp equal ddp with SGD and AdamW, accumulation and 
   CHECK(epoch_value(dir, "mlp_adamw_fsdp", "optimizer_state_mb") == Approx(ddp_state / 2).epsilon(0.01));
   CHECK(epoch_value(dir, "mlp_adamw_fsdp", "param_mb") == Approx(ddp_params / 2).epsilon(0.01));
   CHECK(epoch_value(dir, "mlp_adamw_zero1", "param_mb") == Approx(ddp_params).epsilon(0.01));
+}
+
+// What lets scripts/gpu_check.sh try NCCL's all-gather and reduce-scatter on a single GPU.
+TEST_CASE("at world size 1 zero1, zero2 and fsdp run a real process group and step as single does", "[e2e]") {
+  TempDir dir;
+  // No clipping and no accumulation: the two places where sharded sums may round differently.
+  const std::string one_rank = kVit + " optim.name=adamw optim.lr=0.001 model.grad_checkpointing=true" +
+                               " distributed.nproc_per_node=1 train.micro_batch=64 train.grad_clip=0";
+  std::string script = train(dir, "single", one_rank + " strategy=single");
+  for (const char* strategy : {"zero1", "zero2", "fsdp"}) script += train(dir, strategy, one_rank + " strategy=" + strategy);
+  const Run run = shell(script, dir);
+  INFO(run.output);
+  REQUIRE(run.output.find("failed") == std::string::npos);
+  CHECK_THAT(read_text(dir.file("single.log")), Catch::Contains("on 1 x cpu (none)"));
+  for (const std::string strategy : {"zero1", "zero2", "fsdp"}) {
+    INFO(strategy);
+    CHECK_THAT(read_text(dir.file(strategy + ".log")), Catch::Contains("on 1 x cpu (gloo)"));
+    CHECK(max_difference(weights(dir, "single", 3), weights(dir, strategy, 3)) == 0);
+  }
 }
 
 TEST_CASE("a checkpoint of any strategy resumes under any other", "[e2e]") {

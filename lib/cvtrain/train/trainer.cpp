@@ -73,10 +73,11 @@ void share_cores(const RankInfo& rank) {
 std::unique_ptr<Communicator> join_group(const Recipe& recipe, const RankInfo& rank, const c10::Device& device) {
   std::string backend = recipe.distributed.backend;
   if (backend == "auto") backend = device.is_cuda() ? "nccl" : "gloo";
-  // ddp always builds its process group, even for one rank: that is how NCCL or Gloo get checked
-  // on a single device; single never does.
+  // Every strategy but single builds its process group, even for one rank: that is how NCCL's or
+  // Gloo's all-reduce (ddp) and all-gather and reduce-scatter (zero, fsdp) get checked on a single
+  // device; single never does.
   return connect(GroupSpec{rank.rank, rank.world_size, rank.master_addr, rank.master_port, backend,
-                           std::chrono::seconds(recipe.distributed.timeout_s), recipe.strategy == "ddp", rank.agent_store,
+                           std::chrono::seconds(recipe.distributed.timeout_s), recipe.strategy != "single", rank.agent_store,
                            rank.attempt});
 }
 
