@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #ifdef CVTRAIN_WITH_CUDA
+#include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
@@ -17,6 +18,7 @@ namespace {
 #ifdef CVTRAIN_WITH_CUDA
 // The caching allocator's count of bytes in live tensors on the device.
 c10::CachingAllocator::Stat allocated(const c10::Device& device) {
+  at::globalContext().lazyInitDevice(c10::kCUDA);  // else the allocator has no statistics until a tensor exists
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
   return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
 }
@@ -49,7 +51,10 @@ int64_t current_memory_bytes(const c10::Device& device) {
 
 void reset_peak_memory(const c10::Device& device) {
 #ifdef CVTRAIN_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  if (device.is_cuda()) {
+    at::globalContext().lazyInitDevice(c10::kCUDA);
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  }
 #endif
   (void)device;
 }

@@ -3,6 +3,7 @@
 #include "cvtrain/train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <ATen/DeviceAccelerator.h>
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/optimizer.h>
@@ -59,7 +60,13 @@ c10::Device choose_device(const std::string& requested, const RankInfo& rank) {
   const int count = static_cast<int>(torch::cuda::device_count());
   if (rank.local_rank >= count)
     throw Error(fmt::format("rank {} is local rank {} but this node sees only {} CUDA device(s)", rank.rank, rank.local_rank, count));
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank.local_rank));
+  const auto index = static_cast<c10::DeviceIndex>(rank.local_rank);
+  // LibTorch, unlike torch.cuda in Python, initialises CUDA only at the first CUDA tensor; the allocator's
+  // statistics are read before that. The current device is the rank's, as torchrun scripts set it, for
+  // whatever is created without naming one (NCCL communicators, library handles).
+  at::globalContext().lazyInitDevice(c10::kCUDA);
+  at::accelerator::setDeviceIndex(index);
+  return c10::Device(c10::kCUDA, index);
 }
 
 // Ranks on one node split its cores, as torchrun does with OMP_NUM_THREADS, unless the user set it:
