@@ -4,6 +4,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 
 #include "cvtrain/core/error.h"
@@ -77,6 +81,39 @@ TEST_CASE("batches are identical with 0, 1 and 3 workers", "[data]") {
     }
     CHECK(i == reference.size());
   }
+}
+
+TEST_CASE("all workers decode at once: prefetch bounds only the finished batches", "[data]") {
+  // Reads wait (2 s at most) until four are running together, so the loader must have four
+  // batches of one sample in the making at once although only one may wait finished.
+  class GatheringDataset : public CountingDataset {
+   public:
+    using CountingDataset::CountingDataset;
+    RawSample read(size_t index) const override {
+      std::unique_lock<std::mutex> lock(mutex_);
+      most_at_once = std::max(most_at_once, ++running_);
+      if (running_ >= 4 || waited_) together_.notify_all();
+      else waited_ = !together_.wait_for(lock, std::chrono::seconds(2), [&] { return running_ >= 4; });
+      --running_;
+      lock.unlock();
+      return CountingDataset::read(index);
+    }
+    mutable int most_at_once = 0;
+
+   private:
+    mutable std::mutex mutex_;
+    mutable std::condition_variable together_;
+    mutable int running_ = 0;
+    mutable bool waited_ = false;  // gave up once: the rest go through at once
+  } data(12);
+  LoaderOptions o = options(4, nullptr);
+  o.batch_size = 1;
+  o.prefetch = 1;
+  BatchLoader loader(data, reversed(12), o);
+  int64_t batches = 0;
+  while (loader.next()) ++batches;
+  CHECK(batches == 12);
+  CHECK(data.most_at_once == 4);
 }
 
 TEST_CASE("batches are uint8 NHWC in order, and the feeder normalises them", "[data]") {

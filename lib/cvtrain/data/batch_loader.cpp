@@ -14,6 +14,7 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> order, Loa
   const auto samples = static_cast<int64_t>(order_.size());
   const int64_t b = options_.batch_size;
   num_batches_ = options_.drop_last ? samples / b : (samples + b - 1) / b;
+  max_pooled_ = static_cast<size_t>(options_.workers + options_.prefetch + 2);
   for (int64_t w = 0; w < options_.workers; ++w) workers_.emplace_back(&BatchLoader::worker_loop, this, w);
 }
 
@@ -41,7 +42,7 @@ at::Tensor BatchLoader::batch_buffer(int64_t count) {
   for (const at::Tensor& buffer : pool_)
     if (buffer.use_count() == 1 && buffer.storage().use_count() == 1 && buffer.sizes() == at::IntArrayRef(shape)) return buffer;
   at::Tensor buffer = at::empty(shape, at::kByte);
-  if (pool_.size() < kMaxPooled) pool_.push_back(buffer);
+  if (pool_.size() < max_pooled_) pool_.push_back(buffer);
   return buffer;
 }
 
@@ -65,7 +66,9 @@ void BatchLoader::worker_loop(int64_t worker) {
   for (int64_t b = worker; b < num_batches_; b += options_.workers) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      room_.wait(lock, [&] { return stopping_ || b < next_batch_ + options_.prefetch; });
+      // Every worker has a batch of its own in hand, and `prefetch` finished ones may wait beyond
+      // those: a window of only `prefetch` batches would leave all but `prefetch` workers idle.
+      room_.wait(lock, [&] { return stopping_ || b < next_batch_ + options_.workers + options_.prefetch; });
       if (stopping_) return;
     }
     try {

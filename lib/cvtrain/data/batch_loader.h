@@ -1,6 +1,6 @@
 // Batches for the training loop: worker threads decode and augment whole batches ahead of the
-// consumer (bounded by `prefetch`) and hand them over in order as uint8 NHWC tensors, in pinned
-// memory when asked, ready for an asynchronous copy (see DeviceFeeder).
+// consumer (each worker one, plus `prefetch` finished ones) and hand them over in order as uint8
+// NHWC tensors, in pinned memory when asked, ready for an asynchronous copy (see DeviceFeeder).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -30,7 +30,7 @@ struct LoaderOptions {
   int64_t batch_size = 1;
   bool drop_last = false;
   int64_t workers = 0;   // 0: batches are made on the caller's thread
-  int64_t prefetch = 2;  // batches made ahead of the consumer
+  int64_t prefetch = 2;  // finished batches that may wait for the consumer, beyond one per worker
   bool pin_memory = false;  // page-locked batches, for asynchronous host-to-device copies
   SampleTransform transform;
   BadSamples* bad_samples = nullptr;  // null: an unusable sample is an error
@@ -69,9 +69,9 @@ class BatchLoader {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 
-  static constexpr size_t kMaxPooled = 16;
   std::mutex pool_mutex_;
   std::vector<at::Tensor> pool_;  // image buffers, handed out again once the consumer let go
+  size_t max_pooled_ = 0;          // the window of batches in the making, plus two the consumer holds
 };
 
 }  // namespace cvtrain
