@@ -119,6 +119,16 @@ run() {
   synthetic_case bf16_convnext_tiny_b128 model.arch=convnext_tiny precision=bf16 train.global_batch=128 optim.name=adamw optim.lr=1e-3
   synthetic_case bf16_vit_b16_b128_grad_checkpointing model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
+  echo "== cuDNN autotuning (train.cudnn_benchmark, off above), and PyTorch's own loop with the same settings (scripts/gpu_reference.py)"
+  for precision in bf16 fp16; do
+    synthetic_case "${precision}_resnet50_b256_cudnn_benchmark" model.arch=resnet50 precision=$precision train.global_batch=256 \
+      optim.lr=0.1 train.cudnn_benchmark=true
+    if [ "$DEVICE" = cuda ]; then
+      for autotune in "" --cudnn-benchmark; do
+        "$PYTHON" scripts/gpu_reference.py --precision $precision $autotune || FAILURES=$((FAILURES + 1))
+      done
+    fi
+  done
   echo "== sharded strategies on one GPU (world size 1: NCCL all-gathers and reduce-scatters, gathering, freeing and hooks on CUDA memory)"
   for strategy in zero2 fsdp; do
     synthetic_case "bf16_vit_b16_b128_${strategy}" model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \

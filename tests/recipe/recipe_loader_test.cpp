@@ -42,6 +42,7 @@ TEST_CASE("a minimal recipe gets every default", "[recipe]") {
   CHECK(r.train.accumulation == 1);
   CHECK(r.optim.name == "sgd");
   CHECK(r.precision == "fp32");
+  CHECK_FALSE(r.train.cudnn_benchmark);
   CHECK(r.optim.betas == std::vector<double>{0.9, 0.999});
 }
 

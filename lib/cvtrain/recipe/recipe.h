@@ -54,6 +54,7 @@ struct TrainSpec {
   int64_t accumulation = 0;
   double grad_clip = 0.0;      // max global gradient norm; 0 = off
   bool channels_last = true;   // CNN inputs (and weights) in NHWC layout; ignored by other models
+  bool cudnn_benchmark = false; // cuDNN times its convolution algorithms per input shape (results vary run to run)
   int64_t log_every = 50;      // optimizer steps between metric lines
   int64_t max_bad_steps = 10;  // non-finite loss or gradients this many steps in a row stops the run
   int64_t seed = 0;

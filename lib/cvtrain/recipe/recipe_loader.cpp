@@ -291,6 +291,7 @@ const std::vector<Field>& schema() {
       field(KEY(train.accumulation), at_least(0)),
       field(KEY(train.grad_clip), at_least(0)),
       field(KEY(train.channels_last)),
+      field(KEY(train.cudnn_benchmark)),
       field(KEY(train.log_every), at_least(1)),
       field(KEY(train.max_bad_steps), at_least(1)),
       field(KEY(train.seed), at_least(0)),

@@ -153,6 +153,9 @@ class Trainer {
     comm_ = join_group(recipe, rank, device_);
     torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
     configure_tf32(recipe.precision);
+    // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
+    // ResNet-50 no faster than cuDNN's heuristics (README, GPU check). Unusual shapes may gain.
+    at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
     model_ = build_model(recipe.model, in_channels());
     if (!recipe.model.pretrained.empty()) start_from_pretrained();
     model_->to(device_);
