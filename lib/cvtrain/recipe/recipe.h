@@ -26,7 +26,7 @@ struct DataSpec {
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
   int64_t workers = 2;             // decode threads
-  int64_t prefetch = 2;            // batches prepared ahead
+  int64_t prefetch = 2;            // finished batches that may wait, beyond the one each worker makes
   int64_t max_samples = 0;         // use only the first N training samples (0 = all)
   int64_t max_val_samples = 0;     // use only the first N validation samples (0 = all)
   std::vector<double> mean{0.485, 0.456, 0.406};
