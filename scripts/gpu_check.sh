@@ -51,7 +51,8 @@ PY
 }
 
 # Steps on synthetic device data (no decoding): what the model, precision and strategy cost alone.
-# Prints the rate of the last logged interval (after warm-up) and the peak memory.
+# Prints the rate of the last logged interval (after warm-up), the peak memory and the epoch's data wait
+# (near 0: the batches are already on the device).
 synthetic_case() {
   local name=$1; shift
   local out="$RUNS/$name"
@@ -68,7 +69,7 @@ last = [r for r in records if r["kind"] == "train"][-1]
 epoch = [r for r in records if r["kind"] == "epoch"][-1]
 memory = f", peak {epoch['peak_memory_mb']:,.0f} MB" if "peak_memory_mb" in epoch else ""
 print(f"  {name}: {last['images_per_s']:,.0f} img/s, {last['step_s'] * 1e3:.0f} ms/step, "
-      f"{last['train_tflops']:.0f} TFLOP/s{memory}")
+      f"{last['train_tflops']:.0f} TFLOP/s{memory}, data-wait {epoch['data_wait']:.0%}")
 PY
 }
 

@@ -41,17 +41,20 @@ SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> 
   const at::Tensor images = at::randn({batch_size, dataset.channels(), image_size, image_size}, generator, at::kFloat);
   images_ = images.to(at::TensorOptions(device_).dtype(options.dtype))
                 .contiguous(options.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+  // All the epoch's labels in one copy: a copy per batch from pageable memory would wait for the GPU
+  // to finish the previous step, and the trainer would count that wait as waiting for data.
+  const int64_t batches = static_cast<int64_t>(order_.size()) / batch_size_;
+  std::vector<int64_t> labels(static_cast<size_t>(batches * batch_size_));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset_.label(static_cast<size_t>(order_[i]));
+  labels_ = at::tensor(labels, at::kLong).to(device_);
 }
 
 std::optional<DeviceBatch> SyntheticBatches::next() {
-  if ((next_ + 1) * batch_size_ > static_cast<int64_t>(order_.size())) return std::nullopt;
-  std::vector<int64_t> labels(static_cast<size_t>(batch_size_));
-  const auto first = static_cast<size_t>(next_ * batch_size_);
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset_.label(static_cast<size_t>(order_[first + i]));
+  if ((next_ + 1) * batch_size_ > labels_.size(0)) return std::nullopt;
   DeviceBatch batch;
   batch.images = images_;
-  batch.labels = at::tensor(labels, at::kLong).to(device_);
-  batch.first_sample = order_[first];
+  batch.labels = labels_.narrow(0, next_ * batch_size_, batch_size_);
+  batch.first_sample = order_[static_cast<size_t>(next_ * batch_size_)];
   ++next_;
   return batch;
 }

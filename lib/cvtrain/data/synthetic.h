@@ -17,7 +17,8 @@ inline constexpr int64_t kSyntheticSamples = 1281167;
 std::unique_ptr<Dataset> make_synthetic_dataset(int64_t samples, int channels, int64_t classes);
 
 // Full batches of `batch_size` over `order`: one random normalised image tensor [B, C, S, S] made
-// on the device at construction and reused, with each batch's own labels.
+// on the device at construction and reused, with each batch's own labels (all copied there at
+// construction too, so that next() never waits for the GPU).
 class SyntheticBatches : public BatchSource {
  public:
   SyntheticBatches(const Dataset& dataset, std::vector<int64_t> order, int64_t batch_size, int64_t image_size,
@@ -30,6 +31,7 @@ class SyntheticBatches : public BatchSource {
   int64_t batch_size_;
   int64_t next_ = 0;
   at::Tensor images_;
+  at::Tensor labels_;  // of the full batches in `order`, on the device
   c10::Device device_;
 };
 
