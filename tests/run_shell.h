@@ -2,7 +2,11 @@
 // (stdout and stderr) is captured through a file in the test's folder.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -27,7 +31,22 @@ inline ShellRun run_shell(const std::string& script, const TempDir& dir) {
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
-// A port for a test's rendezvous, spread so parallel tests rarely meet.
-inline std::string random_port() { return std::to_string(30000 + std::random_device{}() % 20000); }
+// A port for a test's rendezvous: random, so parallel tests rarely meet, free when chosen, and below
+// Linux's ephemeral range (32768-60999), where the kernel picks the local ports of outgoing
+// connections (Gloo's, other tests' stores) and may take it before the test's server listens.
+inline std::string random_port() {
+  std::random_device random;
+  for (;;) {
+    const auto port = static_cast<uint16_t>(20000 + random() % 12000);
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = ::bind(probe, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+    ::close(probe);
+    if (free) return std::to_string(port);
+  }
+}
 
 }  // namespace cvtrain::testing

@@ -15,6 +15,7 @@ for bit.
 import argparse
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -38,10 +39,17 @@ LR_TOLERANCE = 1e-8      # relative
 
 
 def free_port():
-    """A port for a rendezvous: tests run side by side, so never the default 29500."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port for a rendezvous: tests run side by side, so never the default 29500. Random, free when
+    chosen, and below Linux's ephemeral range (32768-60999), where outgoing connections take their
+    local ports and could take this one before the server listens (as tests/run_shell.h does)."""
+    while True:
+        port = random.randrange(20000, 32000)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
 
 
 def run_cvtrain(binary, recipe, overrides, out):
