@@ -35,7 +35,7 @@ std::unique_ptr<Dataset> make_synthetic_dataset(int64_t samples, int channels, i
 
 SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> order, int64_t batch_size, int64_t image_size,
                                    const FeedOptions& options, uint64_t seed)
-    : dataset_(dataset), order_(std::move(order)), batch_size_(batch_size), device_(options.device) {
+    : order_(std::move(order)), batch_size_(batch_size), device_(options.device) {
   at::Generator generator = at::detail::createCPUGenerator(seed);
   // Made on the CPU with its own generator (the run's random stream is left alone), then moved once.
   const at::Tensor images = at::randn({batch_size, dataset.channels(), image_size, image_size}, generator, at::kFloat);
@@ -45,7 +45,7 @@ SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> 
   // to finish the previous step, and the trainer would count that wait as waiting for data.
   const int64_t batches = static_cast<int64_t>(order_.size()) / batch_size_;
   std::vector<int64_t> labels(static_cast<size_t>(batches * batch_size_));
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset_.label(static_cast<size_t>(order_[i]));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset.label(static_cast<size_t>(order_[i]));
   labels_ = at::tensor(labels, at::kLong).to(device_);
 }
 

@@ -26,7 +26,6 @@ class SyntheticBatches : public BatchSource {
   std::optional<DeviceBatch> next() override;
 
  private:
-  const Dataset& dataset_;
   std::vector<int64_t> order_;
   int64_t batch_size_;
   int64_t next_ = 0;
