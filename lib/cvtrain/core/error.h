@@ -24,10 +24,11 @@ class RecipeError : public Error {
 };
 
 // Training stopped on request (SIGTERM, SIGUSR1, SIGINT) after saving a checkpoint: not a
-// failure, and the next start resumes. Exits kExitPreempted.
-class Stopped : public Error {
+// failure, and the next start resumes. Exits kExitPreempted. Not an Error, so that code which
+// handles failures (`catch (const Error&)`) never turns a preemption into one.
+class Stopped : public std::runtime_error {
  public:
-  using Error::Error;
+  using std::runtime_error::runtime_error;
 };
 
 inline constexpr int kExitRuntimeError = 1;

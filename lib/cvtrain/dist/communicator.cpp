@@ -217,14 +217,6 @@ std::unique_ptr<Communicator> connect(const GroupSpec& spec) {
 
 std::unique_ptr<Communicator> single_process_communicator() { return std::make_unique<SingleProcess>(); }
 
-bool nccl_available() {
-#ifdef CVTRAIN_WITH_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::string nccl_version() {
 #ifdef CVTRAIN_WITH_NCCL
   return c10d::getNcclVersion();  // through libtorch_cuda, which links NCCL itself

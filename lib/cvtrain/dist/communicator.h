@@ -49,9 +49,6 @@ class Communicator {
   // shard [n] <- this rank's part of the sum over ranks of full [world x n].
   virtual std::unique_ptr<PendingCollective> reduce_scatter_sum_async(at::Tensor& shard, const at::Tensor& full,
                                                                       const std::string& what) = 0;
-  void reduce_scatter_sum(at::Tensor& shard, const at::Tensor& full, const std::string& what) {
-    reduce_scatter_sum_async(shard, full, what)->wait();
-  }
   virtual void barrier(const std::string& what) = 0;
 };
 
@@ -60,8 +57,6 @@ class Communicator {
 std::unique_ptr<Communicator> connect(const GroupSpec& spec);
 std::unique_ptr<Communicator> single_process_communicator();
 
-// Whether this build can create a ProcessGroupNCCL.
-bool nccl_available();
 // The NCCL library's version ("2.27.3"), or "none" without NCCL.
 std::string nccl_version();
 

@@ -56,11 +56,6 @@ at::Tensor FlatShard::part_of_gradients() const {
   return part;
 }
 
-void FlatShard::copy_into_parameters(const at::Tensor& flat) const {
-  torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < entries_.size(); ++i) entries_[i].parameter.detach().copy_(view_of(flat, i));
-}
-
 at::Tensor FlatShard::part_of(const at::Tensor& flat) const { return flat.narrow(0, rank_ * shard_numel_, shard_numel_); }
 
 at::Tensor FlatShard::place_parameters() {

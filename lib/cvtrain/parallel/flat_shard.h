@@ -35,7 +35,6 @@ class FlatShard {
   // This rank's slice of the parameters' gradients laid out flat (zeros where there is none),
   // without building the whole of it.
   at::Tensor part_of_gradients() const;
-  void copy_into_parameters(const at::Tensor& flat) const;
   at::Tensor part_of(const at::Tensor& flat) const;  // this rank's slice
   // Moves the parameters into one flat buffer of padded_numel() (values kept, identities kept:
   // each parameter's storage becomes the buffer's) and returns the buffer.
