@@ -3,6 +3,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/sample_pipeline.h"
 #include "image_files.h"
 
 using namespace cvtrain;
@@ -54,4 +55,48 @@ TEST_CASE("ImageFolder problems name the folder or file", "[data]") {
     CHECK_THROWS_WITH(set.load(2), Catch::Contains("3.jpg") && Catch::Contains("empty"));
     CHECK_THROWS_WITH(set.load(3), Catch::Contains("4.png"));
   }
+}
+
+// The header of a small JPEG made to declare `width` x `height` (the SOF0 marker's fields).
+std::vector<uint8_t> claim_size(std::vector<uint8_t> jpeg, int width, int height) {
+  for (size_t i = 0; i + 8 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      jpeg[i + 5] = static_cast<uint8_t>(height >> 8);
+      jpeg[i + 6] = static_cast<uint8_t>(height & 0xFF);
+      jpeg[i + 7] = static_cast<uint8_t>(width >> 8);
+      jpeg[i + 8] = static_cast<uint8_t>(width & 0xFF);
+      return jpeg;
+    }
+  FAIL("no SOF0 marker");
+  return jpeg;
+}
+
+TEST_CASE("a JPEG whose header claims more than data.max_image_pixels is refused before decoding", "[data]") {
+  TempDir dir;
+  write_bytes(dir, "root/a/ok.jpg", encode_jpeg(16, 16, 0));
+  write_bytes(dir, "root/a/bomb.jpg", claim_size(encode_jpeg(16, 16, 0), 30000, 30000));
+  ImageFolderDataset set(dir.file("root"), 0);
+  REQUIRE(set.size() == 2);
+  SampleTransform transform;
+  transform.image_size = 8;
+  CHECK_THROWS_WITH(prepare_sample(set, 0, transform),
+                    Catch::Contains("bomb.jpg") && Catch::Contains("30000x30000 = 900000000 pixels") &&
+                        Catch::Contains("data.max_image_pixels 89478485"));
+  CHECK_NOTHROW(prepare_sample(set, 1, transform));
+  // Refused, it is an unusable sample like any other: counted, and replaced by the next one.
+  BadSamples bad("data.train", set.size(), 0.5);
+  CHECK(prepare_sample(set, 0, transform, &bad).width == 8);
+  CHECK(bad.count() == 1);
+  // The limit is the recipe's: 0 lifts it (the 900-megapixel claim then fails as truncated data).
+  transform.max_image_pixels = 0;
+  CHECK_THROWS_WITH(prepare_sample(set, 0, transform), Catch::Contains("truncated JPEG") && !Catch::Contains("max_image_pixels"));
+}
+
+TEST_CASE("a symbolic link to nothing in an ImageFolder is a sample that is named when it fails", "[data]") {
+  TempDir dir;
+  write_bytes(dir, "root/a/1.jpg", encode_jpeg(8, 8, 0));
+  std::filesystem::create_symlink(dir.file("gone.jpg"), dir.file("root/a/2.jpg"));
+  ImageFolderDataset set(dir.file("root"), 0);
+  REQUIRE(set.size() == 2);
+  CHECK_THROWS_WITH(set.read(1), Catch::Contains("2.jpg") && Catch::Contains("cannot open"));
 }

@@ -22,6 +22,13 @@
 #endif
 
 namespace cvtrain {
+
+void check_image_pixels(ImageSize size, int64_t max_pixels, const std::string& name) {
+  const int64_t pixels = int64_t{size.width} * size.height;
+  if (max_pixels > 0 && pixels > max_pixels)
+    throw Error(fmt::format("{}: {}x{} = {} pixels is more than data.max_image_pixels {} (a decompression bomb, or raise the limit)",
+                            name, size.width, size.height, pixels, max_pixels));
+}
 namespace {
 
 bool is_jpeg(const std::vector<uint8_t>& bytes) { return bytes.size() > 3 && bytes[0] == 0xFF && bytes[1] == 0xD8; }
@@ -41,10 +48,13 @@ struct ErrorManager {
   std::longjmp(err->jump, 1);
 }
 
-// Warnings (stray bytes, odd markers) still give a full image, as PIL accepts them; data that
-// ends early leaves grey rows, which PIL and cvtrain treat as corrupt.
+// Warnings (stray bytes, odd markers between segments) still give a full image, as PIL accepts
+// them; data that ends early leaves grey rows, which cvtrain treats as corrupt: the file ends
+// (JWRN_JPEG_EOF, PIL's "image file is truncated"), or a marker such as EOI stands where rows of
+// entropy-coded data should (JWRN_HIT_MARKER: a header that claims more rows than the scan holds).
 void note_warning(j_common_ptr cinfo, int level) {
-  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) reinterpret_cast<ErrorManager*>(cinfo->err)->truncated = true;
+  const int code = cinfo->err->msg_code;
+  if (level < 0 && (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER)) reinterpret_cast<ErrorManager*>(cinfo->err)->truncated = true;
 }
 
 struct JpegJob {

@@ -21,6 +21,11 @@ struct JpegScale {
 // `name` for a JPEG whose header cannot be read.
 std::optional<ImageSize> jpeg_size(const std::vector<uint8_t>& bytes, const std::string& name);
 
+// Throws Error naming `name` when an image of `size` has more than `max_pixels` pixels (0: no
+// limit). Checked on a JPEG's header before decoding, as Pillow refuses decompression bombs: a
+// few kilobytes can declare a gigapixel image.
+void check_image_pixels(ImageSize size, int64_t max_pixels, const std::string& name);
+
 // The smallest factor at which the `crop` region of a `full`-size image still covers `out` pixels
 // in both directions (so the final resize only ever shrinks or keeps).
 JpegScale jpeg_scale_covering(ImageSize full, ImageSize crop, ImageSize out);

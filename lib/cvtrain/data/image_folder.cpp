@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
 
 namespace cvtrain {
 namespace {
@@ -34,12 +35,23 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
     if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
   if (ec) throw Error(fmt::format("{}: cannot list ({})", root, ec.message()));
   std::sort(classes_.begin(), classes_.end());
+  std::vector<std::string> dangling;
   if (classes_.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
   for (size_t label = 0; label < classes_.size(); ++label) {
     std::vector<std::string> files;
     const fs::path folder = fs::path(root) / classes_[label];
-    for (const auto& entry : fs::directory_iterator(folder, ec))
-      if (entry.is_regular_file() && is_image_file(entry.path())) files.push_back(entry.path().string());
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      if (!is_image_file(entry.path())) continue;
+      std::error_code link_ec;
+      if (entry.is_regular_file(link_ec)) {
+        files.push_back(entry.path().string());
+      } else if (entry.is_symlink(link_ec) && !fs::exists(entry.path(), link_ec)) {
+        // Kept as a sample, as torchvision's ImageFolder keeps it: reading it fails, and the run's
+        // bad-sample count (data.max_bad_fraction) takes it, naming the file.
+        files.push_back(entry.path().string());
+        dangling.push_back(entry.path().string());
+      }
+    }
     if (ec) throw Error(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
     if (files.empty()) throw Error(fmt::format("{}: class folder has no images", folder.string()));
     std::sort(files.begin(), files.end());
@@ -48,7 +60,10 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
       labels_.push_back(static_cast<int64_t>(label));
     }
   }
-  // A limit keeps a class-balanced prefix: taking every k-th file keeps all classes present.
+  if (!dangling.empty())
+    log::warn("{}: {} image name(s) are symbolic links to nothing, e.g. {}; they count as unreadable samples", root, dangling.size(),
+              dangling.front());
+  // A limit keeps every k-th file (in class order), so that every class stays present.
   if (limit > 0 && static_cast<size_t>(limit) < files_.size()) {
     std::vector<std::string> kept_files;
     std::vector<int64_t> kept_labels;

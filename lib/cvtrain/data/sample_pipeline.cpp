@@ -22,6 +22,7 @@ void decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
     // JPEG: plan on the header's size, then decode only what the plan needs, as small as it allows;
     // the center view as Pillow decodes (smooth chroma, full size unless twice the resize).
     size = *jpeg;
+    check_image_pixels(size, t.max_image_pixels, name);
     plan = plan_sample(size, t, key);
     const int side = static_cast<int>(t.image_size);
     const bool center_view = plan.resized_width > 0;
@@ -32,6 +33,7 @@ void decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
   } else {
     Image image = raw.has_pixels() ? std::move(raw.image) : decode_image(raw.encoded, name);
     size = ImageSize{image.width, image.height};
+    check_image_pixels(size, t.max_image_pixels, name);
     plan = plan_sample(size, t, key);
     window = ImageWindow{std::move(image), size, 0, 0};
   }

@@ -17,6 +17,7 @@ struct SampleTransform {
   int64_t image_size = 0;
   uint64_t seed = 0;
   int64_t epoch = 0;
+  int64_t max_image_pixels = 89478485;  // data.max_image_pixels (Pillow's default); 0 = no limit
 };
 
 // Every random decision for one sample, in source-image coordinates.
