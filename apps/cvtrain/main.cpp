@@ -8,7 +8,6 @@
 #include <climits>
 #include <cstdio>
 #include <iostream>
-#include <map>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -18,10 +17,12 @@
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
-#include "cvtrain/launch/launch_plan.h"
+#include "cvtrain/data/shard_inspection.h"
+#include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/registry.h"
 #include "cvtrain/observe/progress.h"
+#include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/export.h"
 #include "cvtrain/train/trainer.h"
@@ -58,9 +59,7 @@ cvtrain::Recipe load(const RecipeArgs& args, int world_size = 0) {
   return cvtrain::load_recipe(args.recipe, options);
 }
 
-int64_t world_size(const cvtrain::Recipe& recipe) {
-  return recipe.train.global_batch / (recipe.train.micro_batch * recipe.train.accumulation);
-}
+int world_size(const cvtrain::Recipe& recipe) { return cvtrain::BatchPlan::of(recipe.train).world; }
 
 int run_check(const RecipeArgs& args) {
   const cvtrain::Recipe recipe = load(args);
@@ -86,41 +85,14 @@ std::string own_executable() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string("/proc/self/exe");
 }
 
-// Runs the ranks under the supervisor; the job's exit code is the first failed rank's.
-int supervise_ranks(const cvtrain::LaunchPlan& plan, const std::vector<std::string>& command,
-                    const cvtrain::SupervisorOptions& options) {
-  const cvtrain::JobOutcome outcome = cvtrain::supervise(cvtrain::local_ranks(plan, command), options);
-  if (outcome.exit_code == cvtrain::kExitPreempted)
-    cvtrain::log::info("stopped on request: the ranks saved a checkpoint and exited {}; run the same command again to resume",
-                       cvtrain::kExitPreempted);
-  else if (outcome.exit_code != 0)
-    cvtrain::log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
-  return outcome.exit_code;
-}
-
 // cvtrain as the launcher of a job of several ranks: itself once per local rank, supervised.
 int launch_ranks(const cvtrain::Recipe& recipe, int argc, char** argv) {
-  const auto& d = recipe.distributed;
-  cvtrain::LaunchPlan plan;
-  plan.nnodes = static_cast<int>(d.nnodes);
-  plan.nproc_per_node = static_cast<int>(world_size(recipe) / d.nnodes);
-  plan.node_rank = static_cast<int>(d.node_rank);
-  plan.master_addr = d.master_addr;
-  plan.master_port = d.master_port > 0 ? static_cast<int>(d.master_port) : 29500;
   std::vector<std::string> command{own_executable()};
   command.insert(command.end(), argv + 1, argv + argc);
   cvtrain::SupervisorOptions options;
-  options.hang_timeout_s = d.hang_timeout_s;
-  for (;; ++plan.attempt) {
-    cvtrain::log::info("launching {} rank(s) on this node (node {} of {}), rendezvous at {}:{}", plan.nproc_per_node,
-                       plan.node_rank, plan.nnodes, plan.master_addr, plan.master_port);
-    const int code = supervise_ranks(plan, command, options);
-    // Success, a requested stop and a recipe error are final; a crash or a hang may be retried.
-    const bool final = code == 0 || code == cvtrain::kExitPreempted || code == cvtrain::kExitRecipeError;
-    if (final || plan.attempt >= d.max_restarts) return code;
-    cvtrain::log::warn("restarting the group ({} of distributed.max_restarts {}) from the newest checkpoint", plan.attempt + 1,
-                       d.max_restarts);
-  }
+  options.hang_timeout_s = recipe.distributed.hang_timeout_s;
+  return cvtrain::run_with_restarts(cvtrain::launch_plan_of(recipe.distributed, world_size(recipe)), command, options,
+                                    static_cast<int>(recipe.distributed.max_restarts));
 }
 
 int run_train(const RecipeArgs& args, int argc, char** argv) {
@@ -128,12 +100,7 @@ int run_train(const RecipeArgs& args, int argc, char** argv) {
   std::optional<cvtrain::RankInfo> rank = cvtrain::rank_from_environment(cvtrain::process_environment());
   const cvtrain::Recipe recipe = load(args, rank ? rank->world_size : 0);
   if (!rank && world_size(recipe) > 1) return launch_ranks(recipe, argc, argv);
-  if (rank && rank->source == "slurm" && recipe.distributed.master_port > 0)
-    rank->master_port = static_cast<int>(recipe.distributed.master_port);
-  cvtrain::RankInfo only_rank;  // the whole job in this process
-  only_rank.master_addr = recipe.distributed.master_addr;
-  if (recipe.distributed.master_port > 0) only_rank.master_port = static_cast<int>(recipe.distributed.master_port);
-  const cvtrain::TrainSummary summary = cvtrain::train(recipe, rank.value_or(only_rank));
+  const cvtrain::TrainSummary summary = cvtrain::train(recipe, cvtrain::rank_of_process(rank, recipe.distributed));
   if (summary.top1 >= 0 && (!rank || rank->rank == 0))
     std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
   return 0;
@@ -158,7 +125,7 @@ void add_launch_args(CLI::App& app, LaunchArgs& args) {
 int run_launch(const LaunchArgs& args) {
   cvtrain::SupervisorOptions options;
   options.grace_s = args.grace_s;
-  return supervise_ranks(args.plan, args.command, options);
+  return cvtrain::run_group(args.plan, args.command, options);
 }
 
 struct DataArgs {
@@ -170,7 +137,7 @@ struct DataArgs {
 
 std::unique_ptr<cvtrain::Dataset> open_for_tool(const std::string& path, const std::string& format) {
   cvtrain::DataSpec spec;
-  spec.format = format == "auto" ? cvtrain::detect_format(path) : format;
+  spec.format = format == "auto" ? cvtrain::detect_format(path) : *cvtrain::enum_of<cvtrain::DataFormat>(format);
   return cvtrain::open_dataset(spec, path, 0);
 }
 
@@ -187,26 +154,9 @@ int run_data_pack(const DataArgs& args) {
 }
 
 int run_data_inspect(const DataArgs& args) {
-  const cvtrain::ShardDataset shards(args.source, 0);
-  const auto names = shards.class_names();
-  std::map<int64_t, size_t> per_class;
-  for (size_t i = 0; i < shards.size(); ++i) ++per_class[shards.label(i)];
-  std::printf("%s: %zu samples in %zu shard(s), %zu classes, %.1f MB of images (%.1f kB per image)\n", args.source.c_str(),
-              shards.size(), shards.shard_files().size(), names.size(), static_cast<double>(shards.encoded_bytes()) / 1e6,
-              static_cast<double>(shards.encoded_bytes()) / 1e3 / static_cast<double>(shards.size()));
-  for (const auto& [label, count] : per_class) std::printf("  %6lld  %s\n", static_cast<long long>(count), names[static_cast<size_t>(label)].c_str());
-  if (!args.verify) return 0;
-  size_t bad = 0;
-  for (size_t i = 0; i < shards.size(); ++i) {
-    try {
-      shards.load(i);
-    } catch (const cvtrain::Error& e) {
-      std::printf("unreadable: %s\n", e.what());
-      ++bad;
-    }
-  }
-  std::printf("verified: %zu of %zu samples decode\n", shards.size() - bad, shards.size());
-  return bad == 0 ? 0 : cvtrain::kExitRuntimeError;
+  const cvtrain::ShardInspection inspection = cvtrain::inspect_shards(args.source, args.verify);
+  std::fputs(inspection.summary().c_str(), stdout);
+  return inspection.unreadable.empty() ? 0 : cvtrain::kExitRuntimeError;
 }
 
 int run_data_bench(DataArgs args) {

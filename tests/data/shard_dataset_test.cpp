@@ -9,6 +9,7 @@
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/data/shard_inspection.h"
 #include "cvtrain/recipe/recipe.h"
 #include "image_files.h"
 
@@ -102,4 +103,23 @@ TEST_CASE("malformed shards are errors naming the shard", "[data]") {
   SECTION("not a shards folder") {
     CHECK_THROWS_WITH(ShardDataset(dir.file("src"), 0), Catch::Contains("classes.txt"));
   }
+}
+
+TEST_CASE("data inspect summarises a shards folder per class and verifies every sample", "[data]") {
+  TempDir dir;
+  make_folder(dir, 3);
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  PackOptions options;
+  options.shards = 2;
+  pack_shards(folder, folder.class_names(), dir.file("packed"), options);
+  const ShardInspection quick = inspect_shards(dir.file("packed"), false);
+  CHECK(quick.samples == 6);
+  CHECK(quick.shards == 2);
+  CHECK(quick.per_class == std::vector<std::pair<std::string, size_t>>{{"ant", 3}, {"bee", 3}});
+  CHECK_THAT(quick.summary(), Catch::Contains("6 samples in 2 shard(s), 2 classes") && Catch::Contains("     3  ant\n") &&
+                                  !Catch::Contains("verified"));
+  const ShardInspection verified = inspect_shards(dir.file("packed"), true);
+  CHECK(verified.unreadable.empty());
+  CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 6 of 6 samples decode\n"));
+  CHECK_THROWS_AS(inspect_shards(dir.file("src"), false), Error);
 }

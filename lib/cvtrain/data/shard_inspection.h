@@ -1,0 +1,28 @@
+// `cvtrain data inspect`: what a shards folder holds (samples, shards, classes, sizes) and, when
+// asked, which of its samples do not decode.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cvtrain {
+
+struct ShardInspection {
+  std::string folder;
+  size_t samples = 0;
+  size_t shards = 0;
+  uint64_t encoded_bytes = 0;
+  std::vector<std::pair<std::string, size_t>> per_class;  // class name, samples, in label order (classes without samples too)
+  bool verified = false;
+  std::vector<std::string> unreadable;  // with --verify: why each unusable sample failed
+
+  std::string summary() const;  // the report `data inspect` prints
+};
+
+// Throws Error naming the folder when it is not a shards folder.
+ShardInspection inspect_shards(const std::string& folder, bool verify);
+
+}  // namespace cvtrain
