@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   }
   try {
     cvtrain::DataSpec spec;
-    spec.format = "imagefolder";
+    spec.format = cvtrain::DataFormat::kImageFolder;
     const auto dataset = cvtrain::open_dataset(spec, argv[1], 0);
     const cvtrain::SampleTransform evaluation{nullptr, std::stoll(argv[2])};
     std::ofstream out(argv[3], std::ios::binary);

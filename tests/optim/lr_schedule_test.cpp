@@ -7,7 +7,7 @@ using namespace cvtrain;
 
 TEST_CASE("linear warmup then cosine to min_lr", "[optim]") {
   ScheduleSpec spec;
-  spec.name = "cosine";
+  spec.name = ScheduleKind::kCosine;
   spec.warmup_epochs = 1;
   spec.min_lr = 0.01;
   const LrSchedule s(spec, 1.0, 10, 110);  // 10 warmup steps, 100 cosine steps
@@ -23,7 +23,7 @@ TEST_CASE("linear warmup then cosine to min_lr", "[optim]") {
 
 TEST_CASE("step schedule multiplies by gamma at each milestone epoch", "[optim]") {
   ScheduleSpec spec;
-  spec.name = "step";
+  spec.name = ScheduleKind::kStep;
   spec.milestones = {2, 4.5};
   spec.gamma = 0.1;
   const LrSchedule s(spec, 0.4, 100, 1000);
@@ -35,7 +35,7 @@ TEST_CASE("step schedule multiplies by gamma at each milestone epoch", "[optim]"
 
 TEST_CASE("constant schedule ignores everything but warmup", "[optim]") {
   ScheduleSpec spec;
-  spec.name = "constant";
+  spec.name = ScheduleKind::kConstant;
   spec.warmup_epochs = 0.5;
   const LrSchedule s(spec, 0.2, 10, 100);
   CHECK(s.at(0) == Approx(0.04));

@@ -31,7 +31,7 @@ TEST_CASE("weight decay applies to weight matrices only, not to position embeddi
   Net net;
   OptimSpec spec;
   spec.weight_decay = 0.05;
-  for (const char* name : {"sgd", "adamw"}) {
+  for (const OptimizerKind name : {OptimizerKind::kSgd, OptimizerKind::kAdamw}) {
     spec.name = name;
     auto optimizer = build_optimizer(spec, net);
     auto& groups = optimizer->param_groups();
@@ -47,7 +47,7 @@ TEST_CASE("weight decay applies to weight matrices only, not to position embeddi
 TEST_CASE("SGD with Nesterov momentum takes the textbook first step", "[optim]") {
   Net net;
   OptimSpec spec;
-  spec.name = "sgd";
+  spec.name = OptimizerKind::kSgd;
   spec.lr = 0.1;
   spec.momentum = 0.9;
   spec.nesterov = true;

@@ -40,8 +40,8 @@ TEST_CASE("a minimal recipe gets every default", "[recipe]") {
   CHECK(r.train.global_batch == 64);
   CHECK(r.train.micro_batch == 64);
   CHECK(r.train.accumulation == 1);
-  CHECK(r.optim.name == "sgd");
-  CHECK(r.precision == "fp32");
+  CHECK(r.optim.name == OptimizerKind::kSgd);
+  CHECK(r.precision == Precision::kFp32);
   CHECK_FALSE(r.train.cudnn_benchmark);
   CHECK(r.optim.betas == std::vector<double>{0.9, 0.999});
 }
@@ -55,7 +55,7 @@ TEST_CASE("base: inherits relative to the recipe, later keys win, siblings survi
   dir.write("bases/mid.yaml", "base: defaults.yaml\noptim: {lr: 0.001}\n");
   const std::string path = dir.write("child.yaml", "base: bases/mid.yaml\ntrain:\n  epochs: 5\n");
   const Recipe r = load_recipe(path, no_path_checks());
-  CHECK(r.optim.name == "adamw");
+  CHECK(r.optim.name == OptimizerKind::kAdamw);
   CHECK(r.optim.lr == Approx(0.001));
   CHECK(r.optim.betas == std::vector<double>{0.9, 0.95});
   CHECK(r.data.workers == 7);
@@ -218,4 +218,47 @@ TEST_CASE("micro_batch: auto needs a GPU and a global batch, and prints back as 
   CHECK_THAT(problems_of(path, gpu)[0], Catch::Contains("auto is not available with strategy fsdp"));
   gpu.overrides = {"train.micro_batch=autoo"};
   CHECK_THAT(problems_of(path, gpu)[0], Catch::Contains("train.micro_batch"));
+}
+
+TEST_CASE("a key set twice in one map is an error naming both lines, at any depth", "[recipe]") {
+  TempDir dir;
+  const std::string top = dir.write("top.yaml", "data: {train: /d.gz}\ntrain: {global_batch: 64}\nprecision: bf16\nprecision: fp16\n");
+  auto problems = problems_of(top, no_path_checks());
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains(top + ":4: precision: set twice in one map (first at line 3)"));
+
+  const std::string nested = dir.write("nested.yaml", "data:\n  train: /d.gz\ntrain:\n  global_batch: 64\n  epochs: 3\n  epochs: 30\n");
+  problems = problems_of(nested, no_path_checks());
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains(nested + ":6: train.epochs: set twice in one map (first at line 5)"));
+
+  const std::string child = dir.write("child.yaml", "base: nested.yaml\noptim: {lr: 0.1}\n");
+  CHECK_THAT(problems_of(child, no_path_checks())[0], Catch::Contains(nested + ":6: train.epochs"));
+}
+
+TEST_CASE("an empty recipe file is reported as empty, not as missing keys", "[recipe]") {
+  TempDir dir;
+  for (const char* text : {"", "\n\n", "# only a comment\n", "---\n"}) {
+    const std::string path = dir.write("empty.yaml", text);
+    const auto problems = problems_of(path, no_path_checks());
+    REQUIRE(problems.size() == 1);
+    CHECK_THAT(problems[0], Catch::StartsWith(path + ": the recipe file is empty"));
+  }
+  dir.write("empty_base.yaml", "");
+  const std::string child = dir.write("child.yaml", std::string("base: empty_base.yaml\n") + kMinimal);
+  CHECK_THAT(problems_of(child, no_path_checks())[0], Catch::Contains("empty_base.yaml: the recipe file is empty"));
+}
+
+TEST_CASE("strategy auto is single for one rank and ddp for more, and an explicit single needs one rank", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  CHECK(load_recipe(path, no_path_checks()).strategy == StrategyKind::kSingle);
+  LoadOptions two = no_path_checks();
+  two.world_size = 2;
+  CHECK(load_recipe(path, two).strategy == StrategyKind::kDdp);
+  two.overrides = {"strategy=zero2"};
+  CHECK(load_recipe(path, two).strategy == StrategyKind::kZero2);
+  CHECK(load_recipe(path, no_path_checks({"distributed.nproc_per_node=4"})).strategy == StrategyKind::kDdp);
+  two.overrides = {"strategy=single"};
+  CHECK_THAT(problems_of(path, two)[0], Catch::Contains("'single' runs one process but the job has 2 ranks"));
 }

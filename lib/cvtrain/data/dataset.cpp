@@ -24,19 +24,26 @@ std::vector<std::string> Dataset::class_names() const {
   return names;
 }
 
-std::string detect_format(const std::string& path) {
+DataFormat detect_format(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(fmt::format("{}: does not exist", path));
-  if (!fs::is_directory(path, ec)) return "idx";
-  return fs::exists(fs::path(path) / "classes.txt", ec) ? "shards" : "imagefolder";
+  if (!fs::is_directory(path, ec)) return DataFormat::kIdx;
+  return fs::exists(fs::path(path) / "classes.txt", ec) ? DataFormat::kShards : DataFormat::kImageFolder;
 }
 
 std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& path, int64_t limit) {
-  if (spec.format == "idx") return std::make_unique<IdxDataset>(path, limit);
-  if (spec.format == "imagefolder") return std::make_unique<ImageFolderDataset>(path, limit);
-  if (spec.format == "shards") return std::make_unique<ShardDataset>(path, limit);
-  throw Error(fmt::format("data.format '{}' has no reader", spec.format));
+  switch (spec.format) {
+    case DataFormat::kIdx:
+      return std::make_unique<IdxDataset>(path, limit);
+    case DataFormat::kImageFolder:
+      return std::make_unique<ImageFolderDataset>(path, limit);
+    case DataFormat::kShards:
+      return std::make_unique<ShardDataset>(path, limit);
+    case DataFormat::kSynthetic:
+      break;
+  }
+  throw Error(fmt::format("data.format '{}' has no files to read", name_of(spec.format)));
 }
 
 }  // namespace cvtrain

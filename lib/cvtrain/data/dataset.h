@@ -10,6 +10,7 @@
 namespace cvtrain {
 
 struct DataSpec;
+enum class DataFormat;  // recipe/recipe.h
 
 // One decoded image, interleaved channels (HWC), 8 bits per channel.
 struct Image {
@@ -65,9 +66,9 @@ class Dataset {
 
 // The format a path holds: shards (a folder with classes.txt), imagefolder (another folder) or
 // idx (a file). For tools that take a path without a recipe.
-std::string detect_format(const std::string& path);
+DataFormat detect_format(const std::string& path);
 
-// Opens `path` in data.format; `limit` > 0 keeps only the first `limit` samples.
+// Opens `path` in data.format; `limit` > 0 keeps only `limit` samples (see DataSpec::max_samples).
 std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& path, int64_t limit);
 
 }  // namespace cvtrain

@@ -175,7 +175,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& parameters) {
   const std::vector<at::Tensor>&decay = parameters.decay, &no_decay = parameters.no_decay;
-  if (spec.name == "adamw") {
+  if (spec.name == OptimizerKind::kAdamw) {
     auto options = [&](double wd) {
       return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.lr)
                                                               .betas({spec.betas.at(0), spec.betas.at(1)})

@@ -13,6 +13,7 @@
 #include "cvtrain/parallel/flat_shard.h"
 #include "cvtrain/parallel/replicated.h"
 #include "cvtrain/parallel/sharded.h"
+#include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
 
@@ -158,19 +159,23 @@ void synchronise_batch_norm(torch::nn::Module& model, Communicator& comm) {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_strategy(const std::string& name, Classifier& model, Communicator& comm, double bucket_mb,
-                                        bool sync_bn) {
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, Classifier& model, Communicator& comm, double bucket_mb, bool sync_bn) {
   if (sync_bn && comm.world_size() > 1) synchronise_batch_norm(model, comm);
-  if (name == "single") {
-    if (comm.world_size() != 1)
-      throw RecipeError({fmt::format("strategy: 'single' runs one process but the job has {} ranks; use ddp", comm.world_size())});
-    return std::make_unique<SingleStrategy>(model);
+  switch (kind) {
+    case StrategyKind::kSingle:
+      return std::make_unique<SingleStrategy>(model);  // one rank: the recipe loader checked it
+    case StrategyKind::kDdp:
+      return std::make_unique<DdpStrategy>(model, comm, bucket_mb);
+    case StrategyKind::kZero1:
+      return make_zero(1, model, comm, bucket_mb);
+    case StrategyKind::kZero2:
+      return make_zero(2, model, comm, bucket_mb);
+    case StrategyKind::kFsdp:
+      return make_fsdp(model, comm);
+    case StrategyKind::kAuto:
+      break;
   }
-  if (name == "ddp") return std::make_unique<DdpStrategy>(model, comm, bucket_mb);
-  if (name == "zero1") return make_zero(1, model, comm, bucket_mb);
-  if (name == "zero2") return make_zero(2, model, comm, bucket_mb);
-  if (name == "fsdp") return make_fsdp(model, comm);
-  throw RecipeError({fmt::format("strategy: unknown '{}'; use single, ddp, zero1, zero2 or fsdp", name)});
+  throw Error("strategy auto reached make_strategy unresolved (the recipe loader resolves it for the job's world size)");
 }
 
 }  // namespace cvtrain

@@ -18,6 +18,7 @@ namespace cvtrain {
 
 class Classifier;
 class Communicator;
+enum class StrategyKind;  // recipe/recipe.h
 
 // What one rank holds of the training state, in bytes (for the memory report).
 struct StateBytes {
@@ -68,7 +69,6 @@ class Strategy {
 
 // Broadcasts rank 0's parameters and buffers first, so every rank starts identical. With sync_bn,
 // the model's BatchNorm layers compute training statistics over all ranks' batches.
-std::unique_ptr<Strategy> make_strategy(const std::string& name, Classifier& model, Communicator& comm, double bucket_mb,
-                                        bool sync_bn);
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, Classifier& model, Communicator& comm, double bucket_mb, bool sync_bn);
 
 }  // namespace cvtrain

@@ -1,11 +1,62 @@
-// The typed recipe: one struct per section, every field with its default. Torch- and YAML-free.
+// The typed recipe: one struct per section, every field with its default, every choice an
+// enumeration (with the recipe's spelling of each value beside it). Torch- and YAML-free.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace cvtrain {
+
+enum class Precision { kFp32, kTf32, kBf16, kFp16 };
+enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto is resolved when the recipe loads
+enum class DeviceKind { kAuto, kCpu, kCuda };
+enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
+enum class OptimizerKind { kSgd, kAdamw };
+enum class ScheduleKind { kCosine, kStep, kConstant };
+
+// The recipe's names of an enumeration's values, in the enumeration's order.
+template <class E>
+struct EnumNames;
+template <>
+struct EnumNames<Precision> {
+  static constexpr std::array<const char*, 4> names{"fp32", "tf32", "bf16", "fp16"};
+};
+template <>
+struct EnumNames<StrategyKind> {
+  static constexpr std::array<const char*, 6> names{"auto", "single", "ddp", "zero1", "zero2", "fsdp"};
+};
+template <>
+struct EnumNames<DeviceKind> {
+  static constexpr std::array<const char*, 3> names{"auto", "cpu", "cuda"};
+};
+template <>
+struct EnumNames<DataFormat> {
+  static constexpr std::array<const char*, 4> names{"idx", "imagefolder", "shards", "synthetic"};
+};
+template <>
+struct EnumNames<OptimizerKind> {
+  static constexpr std::array<const char*, 2> names{"sgd", "adamw"};
+};
+template <>
+struct EnumNames<ScheduleKind> {
+  static constexpr std::array<const char*, 3> names{"cosine", "step", "constant"};
+};
+
+template <class E>
+std::string name_of(E value) {
+  return EnumNames<E>::names[static_cast<size_t>(value)];
+}
+
+// The value a recipe spells `name`; nullopt for a name not in the list.
+template <class E>
+std::optional<E> enum_of(const std::string& name) {
+  for (size_t i = 0; i < EnumNames<E>::names.size(); ++i)
+    if (name == EnumNames<E>::names[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
 
 struct ModelSpec {
   std::string arch = "small_cnn";  // see `cvtrain models`
@@ -21,17 +72,20 @@ struct ModelSpec {
 };
 
 struct DataSpec {
-  std::string format = "idx";      // idx | imagefolder | shards (written by `cvtrain data pack`) | synthetic
+  DataFormat format = DataFormat::kIdx;  // idx | imagefolder | shards (written by `cvtrain data pack`) | synthetic
                                    // (random images on the device, data.max_samples per epoch, default ImageNet's)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
   int64_t workers = 2;             // decode threads
   int64_t prefetch = 2;            // finished batches that may wait, beyond the one each worker makes
-  int64_t max_samples = 0;         // use only the first N training samples (0 = all)
-  int64_t max_val_samples = 0;     // use only the first N validation samples (0 = all)
+  int64_t max_samples = 0;         // use only N training samples (0 = all): an IDX file's first N, every
+                                   // k-th of an ImageFolder or shards (so that every class stays present)
+  int64_t max_val_samples = 0;     // the same for the validation data
   std::vector<double> mean{0.485, 0.456, 0.406};
   std::vector<double> std{0.229, 0.224, 0.225};
   double max_bad_fraction = 0.01;  // unreadable samples are skipped (and counted) up to this fraction
+  int64_t max_image_pixels = 89478485;  // larger images are refused as unusable samples (decompression
+                                        // bombs); Pillow's Image.MAX_IMAGE_PIXELS. 0 = no limit
 };
 
 struct AugmentSpec {
@@ -61,7 +115,7 @@ struct TrainSpec {
 };
 
 struct OptimSpec {
-  std::string name = "sgd";    // sgd | adamw
+  OptimizerKind name = OptimizerKind::kSgd;  // sgd | adamw
   double lr = 0.1;
   double momentum = 0.9;
   bool nesterov = false;
@@ -71,7 +125,7 @@ struct OptimSpec {
 };
 
 struct ScheduleSpec {
-  std::string name = "cosine"; // cosine | step | constant
+  ScheduleKind name = ScheduleKind::kCosine;  // cosine | step | constant
   double warmup_epochs = 0.0;
   double min_lr = 0.0;
   std::vector<double> milestones;  // step: epochs at which lr is multiplied by gamma
@@ -105,9 +159,9 @@ struct Recipe {
   TrainSpec train;
   OptimSpec optim;
   ScheduleSpec schedule;
-  std::string precision = "fp32";  // fp32 | tf32 | bf16 | fp16
-  std::string strategy = "single"; // single | ddp | zero1 | zero2 | fsdp
-  std::string device = "auto";     // auto | cpu | cuda
+  Precision precision = Precision::kFp32;         // fp32 | tf32 | bf16 | fp16
+  StrategyKind strategy = StrategyKind::kAuto;    // auto (single for one rank, ddp for more) | single | ddp | zero1 | zero2 | fsdp
+  DeviceKind device = DeviceKind::kAuto;          // auto | cpu | cuda
   DistributedSpec distributed;
   CheckpointSpec checkpoint;
   std::string output = "runs/default";

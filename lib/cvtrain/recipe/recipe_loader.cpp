@@ -13,6 +13,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/recipe/batch_plan.h"
 
 namespace cvtrain {
 namespace {
@@ -34,6 +35,7 @@ class Problems {
                                 : fmt::format("{}: {}: {}", origin, key, message));
   }
   bool empty() const { return list_.empty(); }
+  size_t size() const { return list_.size(); }
   void throw_if_any() const {
     if (!list_.empty()) throw RecipeError(list_);
   }
@@ -64,6 +66,22 @@ void flatten(const YAML::Node& map, const std::string& prefix,
   }
 }
 
+// yaml-cpp keeps both entries of a key written twice in one map, and flattening would let the
+// second win without a word: each is an error naming both lines.
+void check_duplicate_keys(const YAML::Node& map, const std::string& prefix, const fs::path& file, Problems& problems) {
+  std::map<std::string, int> first_line;
+  for (const auto& item : map) {
+    const std::string key = item.first.Scalar();
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    const int line = item.first.Mark().line + 1;
+    const auto [seen, inserted] = first_line.emplace(key, line);
+    if (!inserted)
+      problems.add(fmt::format("{}:{}", file.string(), line), path,
+                   fmt::format("set twice in one map (first at line {}); a YAML map holds each key once", seen->second));
+    if (item.second.IsMap()) check_duplicate_keys(item.second, path, file, problems);
+  }
+}
+
 void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, Problems& problems) {
   YAML::Node root;
   try {
@@ -75,11 +93,17 @@ void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, P
     problems.add(fmt::format("{}:{}", file.string(), e.mark.line + 1), "", "YAML syntax error: " + e.msg);
     return;
   }
-  if (root.IsNull()) return;
+  if (root.IsNull()) {
+    problems.add(file.string(), "", "the recipe file is empty; a recipe is a YAML map of sections (model:, data:, train: ...)");
+    return;
+  }
   if (!root.IsMap()) {
     problems.add(file.string(), "", "a recipe must be a YAML map of sections (model:, data:, train: ...)");
     return;
   }
+  const size_t problems_before = problems.size();
+  check_duplicate_keys(root, "", file, problems);
+  if (problems.size() > problems_before) return;
   const auto origin_of = [&](const YAML::Node& key) { return fmt::format("{}:{}", file.string(), key.Mark().line + 1); };
   const YAML::Node& const_root = root;
   if (const YAML::Node base = const_root["base"]) {
@@ -154,6 +178,20 @@ MaybeError convert(const YAML::Node& n, std::string& out) {
   return std::nullopt;
 }
 
+// A choice: one of the enumeration's names (recipe.h), with a guess for a near miss.
+template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
+MaybeError convert(const YAML::Node& n, E& out) {
+  std::string name;
+  if (auto e = convert(n, name)) return e;
+  if (const auto value = enum_of<E>(name)) {
+    out = *value;
+    return std::nullopt;
+  }
+  const std::vector<std::string> choices(EnumNames<E>::names.begin(), EnumNames<E>::names.end());
+  const std::string guess = closest_match(name, choices);
+  return fmt::format("'{}' is not one of: {}{}", name, join(choices, ", "), guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+}
+
 MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
   if (!n.IsSequence()) return std::string("expected a list of numbers, e.g. [0.9, 0.999]");
   out.clear();
@@ -178,6 +216,8 @@ template <class T>
 YAML::Node to_node(const T& value) {
   if constexpr (std::is_same_v<T, double>) {
     return YAML::Node(yaml_number(value));
+  } else if constexpr (std::is_enum_v<T>) {
+    return YAML::Node(name_of(value));
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (double v : value) node.push_back(to_node(v));
@@ -266,7 +306,7 @@ const std::vector<Field>& schema() {
       field(KEY(model.grad_checkpointing)),
       field(KEY(model.pretrained)),
       field(KEY(model.pretrained_strict)),
-      field(KEY(data.format), one_of({"idx", "imagefolder", "shards", "synthetic"})),
+      field(KEY(data.format)),
       field(KEY(data.train)),
       field(KEY(data.val)),
       field(KEY(data.workers), in_range(0, 256)),
@@ -276,6 +316,7 @@ const std::vector<Field>& schema() {
       field(KEY(data.mean)),
       field(KEY(data.std)),
       field(KEY(data.max_bad_fraction), in_range(0, 1)),
+      field(KEY(data.max_image_pixels), at_least(0)),
       field(KEY(augment.hflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
       field(KEY(augment.random_resized_crop)),
@@ -295,21 +336,21 @@ const std::vector<Field>& schema() {
       field(KEY(train.log_every), at_least(1)),
       field(KEY(train.max_bad_steps), at_least(1)),
       field(KEY(train.seed), at_least(0)),
-      field(KEY(optim.name), one_of({"sgd", "adamw"})),
+      field(KEY(optim.name)),
       field(KEY(optim.lr), positive()),
       field(KEY(optim.momentum), in_range(0, 1)),
       field(KEY(optim.nesterov)),
       field(KEY(optim.weight_decay), at_least(0)),
       field(KEY(optim.betas)),
       field(KEY(optim.eps), positive()),
-      field(KEY(schedule.name), one_of({"cosine", "step", "constant"})),
+      field(KEY(schedule.name)),
       field(KEY(schedule.warmup_epochs), at_least(0)),
       field(KEY(schedule.min_lr), at_least(0)),
       field(KEY(schedule.milestones)),
       field(KEY(schedule.gamma), in_range(0, 1)),
-      field(KEY(precision), one_of({"fp32", "tf32", "bf16", "fp16"})),
-      field(KEY(strategy), one_of({"single", "ddp", "zero1", "zero2", "fsdp"})),
-      field(KEY(device), one_of({"auto", "cpu", "cuda"})),
+      field(KEY(precision)),
+      field(KEY(strategy)),
+      field(KEY(device)),
       field(KEY(distributed.nnodes), at_least(1)),
       field(KEY(distributed.nproc_per_node), auto_or_count),
       field(KEY(distributed.node_rank), at_least(0)),
@@ -398,7 +439,7 @@ void resolve_batch(TrainSpec& t, int64_t world, CrossChecks& check) {
 }
 
 void check_paths(const Recipe& r, CrossChecks& check) {
-  const bool folders = r.data.format != "idx";
+  const bool folders = r.data.format != DataFormat::kIdx;
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
     if (path.empty()) continue;
     std::error_code ec;
@@ -406,7 +447,7 @@ void check_paths(const Recipe& r, CrossChecks& check) {
     if (!exists)
       check.fail(key, fmt::format("'{}' does not exist", path));
     else if (folders != fs::is_directory(path, ec))
-      check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", r.data.format));
+      check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", name_of(r.data.format)));
   }
 }
 
@@ -432,26 +473,21 @@ void take_auto_micro_batch(Tree& tree, TrainSpec& train) {
 // memory depends on its gathering, which a plain forward and backward cannot probe.
 void check_auto_micro_batch(const Recipe& r, const LoadOptions& options, CrossChecks& check) {
   if (!r.train.micro_batch_auto) return;
-  if (r.device == "cpu" || (r.device == "auto" && options.visible_gpus == 0 && !options.saved_by_run))
+  if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
     check.fail("train.micro_batch", "auto searches GPU memory for the largest micro-batch that fits, and this run has no GPU; "
                                     "set a number (the global batch is then reached by accumulation)");
   if (r.train.global_batch <= 0) check.fail("train.micro_batch", "auto needs train.global_batch, which it divides");
   if (r.train.accumulation > 0) check.fail("train.accumulation", "is derived when train.micro_batch is auto; leave it out");
-  if (r.strategy == "fsdp") check.fail("train.micro_batch", "auto is not available with strategy fsdp; set a number");
-}
-
-// A resolved recipe holds global = micro x accumulation x world; the world it ran on follows.
-int saved_world_size(const TrainSpec& t) {
-  const int64_t per_rank = t.micro_batch * t.accumulation;
-  return per_rank > 0 && t.global_batch % per_rank == 0 ? static_cast<int>(std::max<int64_t>(1, t.global_batch / per_rank)) : 1;
+  if (r.strategy == StrategyKind::kFsdp) check.fail("train.micro_batch", "auto is not available with strategy fsdp; set a number");
 }
 
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
-  const int world = options.saved_by_run ? saved_world_size(r.train)
+  // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.
+  const int world = options.saved_by_run ? BatchPlan::of(r.train).world
                     : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   check_auto_micro_batch(r, options, check);
   resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
-  const bool synthetic = r.data.format == "synthetic";
+  const bool synthetic = r.data.format == DataFormat::kSynthetic;
   if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
   if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
   std::error_code missing_file;
@@ -476,15 +512,16 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const auto& m = r.schedule.milestones;
   if (!std::is_sorted(m.begin(), m.end()) || (!m.empty() && m.front() <= 0))
     check.fail("schedule.milestones", "must be positive epochs in increasing order");
-  if (r.schedule.name == "step" && m.empty()) check.fail("schedule.milestones", "schedule 'step' needs milestones");
+  if (r.schedule.name == ScheduleKind::kStep && m.empty()) check.fail("schedule.milestones", "schedule 'step' needs milestones");
   if (!options.known_archs.empty() && std::find(options.known_archs.begin(), options.known_archs.end(), r.model.arch) == options.known_archs.end()) {
     const std::string guess = closest_match(r.model.arch, options.known_archs);
     check.fail("model.arch", fmt::format("unknown model '{}'{}; known: {}", r.model.arch,
                                          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(options.known_archs, ", ")));
   }
   check_model_switches(r.model, check);
-  if (r.strategy == "single" && world > 1)
-    check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp", world));
+  if (r.strategy == StrategyKind::kAuto) r.strategy = world > 1 ? StrategyKind::kDdp : StrategyKind::kSingle;
+  if (r.strategy == StrategyKind::kSingle && world > 1)
+    check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp (or auto, which picks it)", world));
   if (r.distributed.node_rank >= r.distributed.nnodes)
     check.fail("distributed.node_rank", fmt::format("{} is outside [0, nnodes {})", r.distributed.node_rank, r.distributed.nnodes));
 }
@@ -508,6 +545,9 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
   std::vector<fs::path> chain{fs::weakly_canonical(path)};
   if (!fs::exists(path)) throw RecipeError({fmt::format("{}: recipe file does not exist", path)});
   load_file(path, chain, tree, problems);
+  // A file that cannot be read as a recipe (syntax, an empty file, a key set twice, a broken
+  // base:) is the whole story: the keys it would have set are not missing.
+  problems.throw_if_any();
   for (const auto& text : options.overrides) apply_override(text, tree, problems);
 
   std::map<std::string, const Field*> by_path;

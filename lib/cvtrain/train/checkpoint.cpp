@@ -104,7 +104,7 @@ void write_checkpoint_files(const std::string& dir, const TrainPosition& positio
                             const NamedTensors& optimizer, const Recipe& recipe) {
   write_safetensors(dir + "/model.safetensors", model,
                     {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
-  write_safetensors(dir + "/optimizer.safetensors", optimizer, {{"optimizer", recipe.optim.name}});
+  write_safetensors(dir + "/optimizer.safetensors", optimizer, {{"optimizer", name_of(recipe.optim.name)}});
   write_safetensors(dir + "/rng.safetensors", rng_states());
   write_text(dir + "/state.txt", state_text(position, recipe));
   write_text(dir + "/recipe.yaml", recipe_to_yaml(recipe));

@@ -15,7 +15,7 @@
 namespace cvtrain {
 
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& options, const FeedOptions& feed,
-                    const std::string& precision, Communicator& comm) {
+                    const PrecisionPolicy& precision, Communicator& comm) {
   const c10::Device device = feed.device;
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();

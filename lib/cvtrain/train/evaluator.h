@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cvtrain/recipe/precision_policy.h"
+
 namespace cvtrain {
 
 class Classifier;
@@ -24,6 +26,6 @@ struct EvalResult {
 // Each rank evaluates its eval_share of the dataset; the sums are all-reduced, so every rank
 // returns the same figures, computed over every sample exactly once.
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, const FeedOptions& feed,
-                    const std::string& precision, Communicator& comm);
+                    const PrecisionPolicy& precision, Communicator& comm);
 
 }  // namespace cvtrain

@@ -106,7 +106,7 @@ int64_t find_micro_batch(Classifier& model, int64_t per_rank, const MicroBatchPr
   reset_peak_memory(probe.device);
   if (chosen == 0)
     throw Error(fmt::format("train.micro_batch: auto: not even 1 image per micro-batch fits on {} ({} precision, {} x {} pixels)",
-                            probe.device.str(), probe.precision, probe.image_size, probe.image_size));
+                            probe.device.str(), probe.precision.name(), probe.image_size, probe.image_size));
   return chosen;
 }
 

@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "cvtrain/recipe/precision_policy.h"
+
 namespace cvtrain {
 
 class Classifier;
@@ -19,7 +21,7 @@ int64_t largest_fitting_divisor(int64_t per_rank, const std::function<bool(int64
 struct MicroBatchProbe {
   c10::Device device = c10::Device(c10::kCUDA);
   int64_t channels = 3, image_size = 224;
-  std::string precision = "fp32";
+  PrecisionPolicy precision;
   bool channels_last = false;
   int64_t reserved_bytes = 0;  // kept allocated while probing: the optimizer state still to come
   double margin = 0.1;         // a micro-batch fits when its peak stays below (1 - margin) of the GPU

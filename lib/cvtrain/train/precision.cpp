@@ -6,12 +6,13 @@
 
 namespace cvtrain {
 
-AutocastScope::AutocastScope(const std::string& precision, c10::DeviceType device) : device_(device) {
-  if (precision != "bf16" && precision != "fp16") return;
+AutocastScope::AutocastScope(const PrecisionPolicy& policy, c10::DeviceType device) : device_(device) {
+  const AutocastType type = policy.autocast();
+  if (type == AutocastType::kNone) return;
   active_ = true;
   previous_enabled_ = at::autocast::is_autocast_enabled(device_);
   at::autocast::set_autocast_enabled(device_, true);
-  at::autocast::set_autocast_dtype(device_, precision == "bf16" ? at::kBFloat16 : at::kHalf);
+  at::autocast::set_autocast_dtype(device_, type == AutocastType::kBFloat16 ? at::kBFloat16 : at::kHalf);
   at::autocast::increment_nesting();
 }
 
@@ -21,8 +22,8 @@ AutocastScope::~AutocastScope() {
   at::autocast::set_autocast_enabled(device_, previous_enabled_);
 }
 
-void configure_tf32(const std::string& precision) {
-  const bool tf32 = precision == "tf32";
+void configure_tf32(const PrecisionPolicy& policy) {
+  const bool tf32 = policy.tf32();
   at::globalContext().setAllowTF32CuBLAS(tf32);
   at::globalContext().setAllowTF32CuDNN(tf32);
 }

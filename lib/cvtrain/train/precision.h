@@ -4,15 +4,15 @@
 
 #include <c10/core/DeviceType.h>
 
-#include <string>
+#include "cvtrain/recipe/precision_policy.h"
 
 namespace cvtrain {
 
-// Enables autocast to bfloat16 ("bf16") or float16 ("fp16") while alive; a no-op otherwise. Clears
-// the cast cache on exit, as torch.autocast does, so weights re-cast after every optimizer step.
+// Enables autocast to the policy's type (bf16 or fp16) while alive; a no-op otherwise. Clears the
+// cast cache on exit, as torch.autocast does, so weights re-cast after every optimizer step.
 class AutocastScope {
  public:
-  AutocastScope(const std::string& precision, c10::DeviceType device);
+  AutocastScope(const PrecisionPolicy& policy, c10::DeviceType device);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
@@ -23,7 +23,7 @@ class AutocastScope {
   bool previous_enabled_ = false;
 };
 
-// TF32 matmuls and convolutions on CUDA for "tf32", strict fp32 math otherwise.
-void configure_tf32(const std::string& precision);
+// TF32 matmuls and convolutions on CUDA when the policy says so, strict fp32 math otherwise.
+void configure_tf32(const PrecisionPolicy& policy);
 
 }  // namespace cvtrain
