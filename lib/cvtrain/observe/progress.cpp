@@ -26,6 +26,12 @@ ProgressDisplay::ProgressDisplay(bool interactive) : interactive_(interactive) {
 
 bool ProgressDisplay::stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
+bool ProgressDisplay::redraw_due() {
+  if (!interactive_ || redraw_clock_.seconds() < 0.2) return false;
+  redraw_clock_.reset();
+  return true;
+}
+
 void ProgressDisplay::update(const ProgressState& state, bool log_line) {
   if (interactive_) {
     std::fprintf(stderr, "\r\033[K%s", format_progress(state).c_str());

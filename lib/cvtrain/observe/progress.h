@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cvtrain/core/timer.h"
+
 namespace cvtrain {
 
 struct ProgressState {
@@ -26,6 +28,8 @@ class ProgressDisplay {
   explicit ProgressDisplay(bool interactive);
   static bool stderr_is_terminal();
   bool interactive() const { return interactive_; }
+  // On a terminal, at most five redraws a second: whether one is due now (and, if so, its clock restarts).
+  bool redraw_due();
   // On a terminal: redraw the line; otherwise print only when `log_line` is true.
   void update(const ProgressState& state, bool log_line);
   // Ends a live line so the next message starts on its own line.
@@ -34,6 +38,7 @@ class ProgressDisplay {
  private:
   bool interactive_;
   bool line_open_ = false;
+  Stopwatch redraw_clock_;
 };
 
 }  // namespace cvtrain

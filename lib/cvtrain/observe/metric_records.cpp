@@ -1,0 +1,68 @@
+// Field order and wording of metrics.jsonl and of the epoch log line (README: "metrics.jsonl").
+#include "cvtrain/observe/metric_records.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace cvtrain {
+
+double mean_or_nan(double sum, int64_t count) {
+  return count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+}
+
+MetricRecord TrainRecord::to_record() const {
+  MetricRecord record{{"kind", std::string("train")},
+                      {"epoch", epoch},
+                      {"step", step},
+                      {"loss", loss},
+                      {"lr", lr},
+                      {"images_per_s", images_per_s},
+                      {"data_wait", data_wait},
+                      {"comm_wait", comm_wait},
+                      {"step_s", step_s},
+                      {"train_tflops", train_tflops}};
+  if (loss_scale) record.emplace_back("loss_scale", *loss_scale);
+  return record;
+}
+
+double MemoryReport::peak_mb() const {
+  return peak_mb_per_rank.empty() ? 0.0 : *std::max_element(peak_mb_per_rank.begin(), peak_mb_per_rank.end());
+}
+
+void MemoryReport::append_to(MetricRecord& record) const {
+  record.insert(record.end(), {{"param_mb", param_mb},
+                               {"optimizer_state_mb", optimizer_state_mb},
+                               {"peak_memory_mb", peak_mb()},
+                               {"peak_memory_mb_per_rank", fmt::format("{:.1f}", fmt::join(peak_mb_per_rank, " "))}});
+}
+
+std::string MemoryReport::describe() const {
+  return fmt::format(", per rank: parameters {:.1f} MB, optimizer state {:.1f} MB, peak {} {:.0f} MB above start", param_mb,
+                     optimizer_state_mb, device_allocator ? "allocated" : "RSS", peak_mb());
+}
+
+MetricRecord EpochRecord::to_record() const {
+  MetricRecord record{{"kind", std::string("epoch")},
+                      {"epoch", epoch},
+                      {"step", step},
+                      {"train_loss", train_loss},
+                      {"epoch_s", epoch_s},
+                      {"images_per_s", images_per_s},
+                      {"data_wait", data_wait},
+                      {"bad_samples", bad_samples},
+                      {"skipped_steps", skipped_steps}};
+  memory.append_to(record);
+  if (eval) record.insert(record.end(), {{"val_loss", eval->loss}, {"top1", eval->top1}, {"top5", eval->top5}});
+  return record;
+}
+
+std::string EpochRecord::log_line() const {
+  std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch, train_loss, images_per_s);
+  line += memory.describe();
+  if (eval) line += fmt::format(", val loss {:.4f} top-1 {:.4f} top-5 {:.4f}", eval->loss, eval->top1, eval->top5);
+  return line;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,60 @@
+// Checkpoints of a run as collectives: when one is due (train/checkpoint_policy.h), saving (every
+// rank contributes its shards, rank 0 writes, every rank learns whether it worked, so a failed
+// write stops them together) and resuming (rank 0 chooses, so every rank loads the same one).
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cvtrain/core/timer.h"
+#include "cvtrain/train/checkpoint.h"
+#include "cvtrain/train/checkpoint_policy.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace cvtrain {
+
+class Communicator;
+class LossScaler;
+class Strategy;
+struct Recipe;
+
+struct ResumedRun {
+  std::string folder;
+  TrainPosition position;
+};
+
+class CheckpointManager {
+ public:
+  CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device);
+
+  // Rank 0's clock against checkpoint.every_minutes (the step's control all-reduce agrees on it).
+  bool minutes_elapsed() const { return cadence_.minutes_elapsed(since_save_.seconds()); }
+  bool due(int64_t step, bool minutes_elapsed_agreed, bool stop) const { return cadence_.due(step, minutes_elapsed_agreed, stop); }
+
+  // Collective. Saves `position` unless that step is saved already (the end of training on an
+  // every_steps step). Throws Error on every rank when rank 0 could not write.
+  void save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler, const Recipe& recipe);
+
+  // Collective. Loads the checkpoint that checkpoint.resume names into the strategy's model and
+  // optimizer (and the RNG states); nullopt for a fresh start.
+  std::optional<ResumedRun> resume(const std::string& resume, Strategy& strategy, torch::optim::Optimizer& optimizer);
+
+  std::string folder_of(int64_t step) const { return files_.folder_of(step); }
+  std::string last_complete() const;  // empty when none was saved yet
+
+ private:
+  Checkpointer files_;
+  CheckpointCadence cadence_;
+  Communicator& comm_;
+  c10::Device device_;
+  Stopwatch since_save_;
+  int64_t last_saved_step_ = -1;
+};
+
+}  // namespace cvtrain

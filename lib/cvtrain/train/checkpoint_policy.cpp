@@ -1,0 +1,24 @@
+// Checkpoint cadence and the resume choice (see checkpoint_policy.h).
+#include "cvtrain/train/checkpoint_policy.h"
+
+#include "cvtrain/recipe/recipe.h"
+
+namespace cvtrain {
+
+CheckpointCadence::CheckpointCadence(const CheckpointSpec& spec) : every_steps_(spec.every_steps), every_minutes_(spec.every_minutes) {}
+
+bool CheckpointCadence::minutes_elapsed(double seconds_since_save) const {
+  return every_minutes_ > 0 && seconds_since_save >= 60 * every_minutes_;
+}
+
+bool CheckpointCadence::due(int64_t step, bool minutes_elapsed_agreed, bool stop) const {
+  return (every_steps_ > 0 && step % every_steps_ == 0) || minutes_elapsed_agreed || stop;
+}
+
+ResumeFrom resume_from(const std::string& resume) {
+  if (resume == "none") return ResumeFrom::kNothing;
+  if (resume == "auto") return ResumeFrom::kNewest;
+  return ResumeFrom::kFolder;
+}
+
+}  // namespace cvtrain

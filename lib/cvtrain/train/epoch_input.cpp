@@ -1,0 +1,41 @@
+// An epoch's batches for one rank (see epoch_input.h).
+#include "cvtrain/train/epoch_input.h"
+
+#include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/dataset.h"
+#include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/sampler.h"
+#include "cvtrain/data/synthetic.h"
+#include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/recipe/batch_plan.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/run_builder.h"
+
+namespace cvtrain {
+
+EpochInput::EpochInput() = default;
+EpochInput::EpochInput(EpochInput&&) noexcept = default;
+EpochInput::~EpochInput() = default;
+
+EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const RankInfo& rank, int64_t epoch, int64_t first_batch) {
+  LoaderOptions options = run.loader;
+  options.drop_last = true;
+  options.transform.augment = &recipe.augment;
+  options.transform.epoch = epoch;
+  options.bad_samples = run.data.train_bad.get();
+  const Dataset& train = *run.data.train;
+  const int64_t global_batch = recipe.train.global_batch;
+  std::vector<int64_t> share = rank_share(epoch_order(options.transform.seed, epoch, train.size()), global_batch, rank.world_size, rank.rank);
+  share.erase(share.begin(), share.begin() + first_batch * BatchPlan::of(recipe.train).per_rank());
+  EpochInput input;
+  if (recipe.data.format == DataFormat::kSynthetic) {
+    input.source = std::make_unique<SyntheticBatches>(train, std::move(share), options.batch_size, recipe.model.image_size, run.feed,
+                                                      options.transform.seed);
+  } else {
+    input.loader = std::make_unique<BatchLoader>(train, std::move(share), options);
+    input.source = std::make_unique<DeviceFeeder>(*input.loader, run.feed);
+  }
+  return input;
+}
+
+}  // namespace cvtrain

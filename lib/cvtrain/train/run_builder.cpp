@@ -1,0 +1,263 @@
+// Builds the parts of a run (see run_builder.h). The order of the calls in build_run is the order
+// of the side effects; random draws (initialisation) follow torch::manual_seed as in PyTorch.
+#include "cvtrain/train/run_builder.h"
+
+#include <ATen/ATen.h>
+#include <ATen/DeviceAccelerator.h>
+#include <torch/cuda.h>
+#include <torch/optim/optimizer.h>
+#include <torch/utils.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/data/dataset.h"
+#include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/synthetic.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/launch/stop_request.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/models/flops.h"
+#include "cvtrain/models/pretrained.h"
+#include "cvtrain/observe/memory.h"
+#include "cvtrain/observe/metrics_log.h"
+#include "cvtrain/optim/lr_schedule.h"
+#include "cvtrain/optim/optimizer.h"
+#include "cvtrain/parallel/strategy.h"
+#include "cvtrain/recipe/batch_plan.h"
+#include "cvtrain/recipe/precision_policy.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/checkpoint.h"
+#include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/micro_batch.h"
+#include "cvtrain/train/precision.h"
+#include "cvtrain/train/run_directory.h"
+
+namespace cvtrain {
+namespace {
+
+c10::Device choose_device(DeviceKind requested, const RankInfo& rank) {
+  const bool cuda = torch::cuda::is_available();
+  if (requested == DeviceKind::kCuda && !cuda) throw Error("device: cuda requested but no CUDA device is visible");
+  if (requested == DeviceKind::kCpu || !cuda) return c10::Device(c10::kCPU);
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (rank.local_rank >= count)
+    throw Error(fmt::format("rank {} is local rank {} but this node sees only {} CUDA device(s)", rank.rank, rank.local_rank, count));
+  const auto index = static_cast<c10::DeviceIndex>(rank.local_rank);
+  // LibTorch, unlike torch.cuda in Python, initialises CUDA only at the first CUDA tensor; the allocator's
+  // statistics are read before that. The current device is the rank's, as torchrun scripts set it, for
+  // whatever is created without naming one (NCCL communicators, library handles).
+  at::globalContext().lazyInitDevice(c10::kCUDA);
+  at::accelerator::setDeviceIndex(index);
+  return c10::Device(c10::kCUDA, index);
+}
+
+// Ranks on one node split its cores, as torchrun does with OMP_NUM_THREADS, unless the user set it:
+// two ranks each running a thread per core would fight over every core.
+void share_cores(const RankInfo& rank) {
+  if (rank.local_world_size <= 1 || std::getenv("OMP_NUM_THREADS")) return;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(std::max(1, cores / rank.local_world_size));
+}
+
+std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKind strategy, const RankInfo& rank,
+                                         const c10::Device& device) {
+  std::string backend = spec.backend;
+  if (backend == "auto") backend = device.is_cuda() ? "nccl" : "gloo";
+  // Every strategy but single builds its process group, even for one rank: that is how NCCL's or
+  // Gloo's all-reduce (ddp) and all-gather and reduce-scatter (zero, fsdp) get checked on a single
+  // device; single never does.
+  return connect(GroupSpec{rank.rank, rank.world_size, rank.master_addr, rank.master_port, backend, std::chrono::seconds(spec.timeout_s),
+                           strategy != StrategyKind::kSingle, rank.agent_store, rank.attempt});
+}
+
+// Opens one of the recipe's datasets; what is wrong with it is a recipe error naming the key.
+std::unique_ptr<Dataset> open_recipe_dataset(const DataSpec& data, const char* key, const std::string& path, int64_t limit) {
+  try {
+    return open_dataset(data, path, limit);
+  } catch (const RecipeError&) {
+    throw;
+  } catch (const Error& e) {
+    throw RecipeError({fmt::format("{}: {}", key, e.what())});
+  }
+}
+
+// The data against the model section and the batch: every mismatch is a recipe error, raised
+// before the run folder is touched.
+void check_data_fits(const RunData& run_data, const DataSpec& data, const ModelSpec& model, int64_t global_batch) {
+  const Dataset& train = *run_data.train;
+  if (data.format != DataFormat::kSynthetic && data.mean.size() != static_cast<size_t>(train.channels()))
+    throw RecipeError(
+        {fmt::format("data.mean, data.std: {} value(s) each, but {} has {} channel(s); give one per channel{}", data.mean.size(),
+                     data.train, train.channels(), train.channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
+  if (train.num_classes() > model.num_classes)
+    throw RecipeError({fmt::format("model.num_classes: {} but {} has {} classes", model.num_classes, data.train, train.num_classes())});
+  if (model.in_channels != 0 && model.in_channels != train.channels())
+    throw RecipeError({fmt::format("model.in_channels: {} but the data has {} channel(s) (0 takes it from the data)", model.in_channels,
+                                   train.channels())});
+  if (static_cast<int64_t>(train.size()) < global_batch)
+    throw RecipeError({fmt::format("train.global_batch: {} is more than the {} training samples", global_batch, train.size())});
+}
+
+RunData open_run_data(const DataSpec& data, const ModelSpec& model, int64_t global_batch) {
+  RunData run_data;
+  if (data.format == DataFormat::kSynthetic) {
+    const int channels = model.in_channels > 0 ? static_cast<int>(model.in_channels) : 3;
+    run_data.train = make_synthetic_dataset(data.max_samples > 0 ? data.max_samples : kSyntheticSamples, channels, model.num_classes);
+  } else {
+    run_data.train = open_recipe_dataset(data, "data.train", data.train, data.max_samples);
+  }
+  run_data.train_bad = std::make_unique<BadSamples>("data.train", run_data.train->size(), data.max_bad_fraction);
+  if (!data.val.empty()) {
+    run_data.val = open_recipe_dataset(data, "data.val", data.val, data.max_val_samples);
+    run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
+  }
+  check_data_fits(run_data, data, model, global_batch);
+  run_data.channels = run_data.train->channels();
+  return run_data;
+}
+
+LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device) {
+  LoaderOptions options;
+  options.batch_size = train.micro_batch;
+  options.workers = data.workers;
+  options.prefetch = data.prefetch;
+  options.pin_memory = wants_pinned_memory(device);
+  options.transform.image_size = image_size;
+  options.transform.seed = static_cast<uint64_t>(train.seed);
+  options.transform.max_image_pixels = data.max_image_pixels;
+  return options;
+}
+
+FeedOptions feed_options(const DataSpec& data, const PrecisionPolicy& precision, const c10::Device& device) {
+  FeedOptions options;
+  options.device = device;
+  if (precision.bf16_inputs() && device.is_cuda()) options.dtype = at::kBFloat16;
+  options.mean = data.mean;
+  options.std = data.std;
+  return options;
+}
+
+void log_pretrained(const ModelSpec& spec, const PretrainedReport& report) {
+  log::info("weights from {}{}{}", spec.pretrained,
+            report.reinitialised.empty()
+                ? ""
+                : "; new head for " + std::to_string(spec.num_classes) + " classes: " + join(report.reinitialised, ", "),
+            report.position_embedding_resized ? "; position embedding interpolated to the new image size" : "");
+  if (!report.missing.empty()) log::warn("not in {} (left as initialised): {}", spec.pretrained, join(report.missing, ", "));
+  if (!report.unexpected.empty()) log::warn("in {} but not in the model (ignored): {}", spec.pretrained, join(report.unexpected, ", "));
+}
+
+// Convolution weights in NHWC order, matching channels_last inputs (no layout conversions per step).
+void to_channels_last(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+// The model on the device, initialised from the seed, or from pretrained weights.
+std::shared_ptr<Classifier> build_run_model(const ModelSpec& spec, int64_t channels, const c10::Device& device, bool log) {
+  std::shared_ptr<Classifier> model = build_model(spec, channels);
+  if (!spec.pretrained.empty()) {
+    const PretrainedReport report = load_pretrained(*model, spec.pretrained, spec.pretrained_strict);
+    if (log) log_pretrained(spec, report);
+  }
+  model->to(device);
+  return model;
+}
+
+// train.micro_batch: auto: each rank probes its GPU with the model as it is (before the
+// strategy's hooks), keeping room for the optimizer state to come; all take the smallest choice.
+int64_t probe_micro_batch(Classifier& model, MicroBatchProbe probe, const OptimSpec& optim, int64_t per_rank, Communicator& comm) {
+  int64_t parameter_bytes = 0;
+  for (const auto& p : model.parameters()) parameter_bytes += p.numel() * static_cast<int64_t>(p.element_size());
+  const int64_t moments = optim.name == OptimizerKind::kAdamw ? 2 : optim.momentum > 0 ? 1 : 0;
+  probe.reserved_bytes = moments * parameter_bytes;
+  int64_t chosen = find_micro_batch(model, per_rank, probe);
+  if (comm.world_size() > 1) {
+    at::Tensor all = at::zeros({comm.world_size()}, at::TensorOptions(probe.device).dtype(at::kDouble));
+    comm.all_gather(all, at::full({1}, static_cast<double>(chosen), all.options()), "all-gather of the chosen micro-batch");
+    chosen = static_cast<int64_t>(all.min().item<double>());
+  }
+  if (comm.rank() == 0)
+    log::info(
+        "train.micro_batch: auto chose {} (the largest divisor of {} images per rank that fits with {:.0f}% of the GPU to "
+        "spare); accumulation {}",
+        chosen, per_rank, probe.margin * 100, per_rank / chosen);
+  return chosen;
+}
+
+// train.micro_batch: auto resolved into the recipe (and the loader) from this run's GPU.
+void choose_micro_batch(TrainingRun& run, Recipe& recipe) {
+  MicroBatchProbe probe;
+  probe.device = run.device;
+  probe.channels = run.data.channels;
+  probe.image_size = recipe.model.image_size;
+  probe.precision = PrecisionPolicy{recipe.precision};
+  probe.channels_last = run.feed.channels_last;
+  const BatchPlan provisional = BatchPlan::of(recipe.train);  // micro = global / world until now
+  const BatchPlan plan = provisional.with_micro_batch(probe_micro_batch(*run.model, probe, recipe.optim, provisional.per_rank(), *run.comm));
+  recipe.train.micro_batch = run.loader.batch_size = plan.micro;
+  recipe.train.accumulation = plan.accumulation;
+  recipe.train.micro_batch_auto = false;
+}
+
+// The strategy wraps the model (broadcasting rank 0's weights); the optimizer updates what the
+// strategy hands it; the schedule spans the run's steps.
+void build_optimization(TrainingRun& run, const Recipe& recipe) {
+  run.strategy = make_strategy(recipe.strategy, *run.model, *run.comm, recipe.distributed.bucket_mb, recipe.model.sync_bn);
+  run.optimizer = build_optimizer(recipe.optim, run.strategy->optimizer_parameters());
+  run.scaler = std::make_unique<LossScaler>(PrecisionPolicy{recipe.precision}.loss_scaling(), run.device);
+  run.steps_per_epoch = static_cast<int64_t>(run.data.train->size()) / recipe.train.global_batch;
+  run.total_steps = recipe.train.epochs * run.steps_per_epoch;
+  if (recipe.train.max_steps > 0) run.total_steps = std::min(run.total_steps, recipe.train.max_steps);
+  run.schedule = std::make_unique<LrSchedule>(recipe.schedule, recipe.optim.lr, run.steps_per_epoch, run.total_steps);
+}
+
+// Rank 0, the only writer, prepares the run folder: an unwritable or blocked output fails now,
+// not at the first save.
+void prepare_output(TrainingRun& run, const Recipe& recipe) {
+  run.folder = std::make_unique<RunDirectory>(recipe.output, recipe);
+  Checkpointer(recipe.output, recipe.checkpoint.keep).check_writable();
+  run.metrics = std::make_unique<MetricsLog>(run.folder->file("metrics.jsonl"));
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun() = default;
+TrainingRun::TrainingRun(TrainingRun&&) noexcept = default;
+TrainingRun::~TrainingRun() = default;
+
+TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
+  TrainingRun run;
+  run.device = choose_device(recipe.device, rank);
+  run.memory_at_start = current_memory_bytes(run.device);
+  run.data = open_run_data(recipe.data, recipe.model, recipe.train.global_batch);
+  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
+  run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
+  if (rank.rank == 0) prepare_output(run, recipe);
+  install_stop_handlers();
+  share_cores(rank);
+  run.comm = join_group(recipe.distributed, recipe.strategy, rank, run.device);
+  torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
+  configure_tf32(PrecisionPolicy{recipe.precision});
+  // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
+  // ResNet-50 no faster than cuDNN's heuristics (README, GPU check). Unusual shapes may gain.
+  at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
+  run.model = build_run_model(recipe.model, run.data.channels, run.device, rank.rank == 0);
+  run.feed.channels_last = recipe.train.channels_last && run.model->is_convolutional();
+  if (run.feed.channels_last) to_channels_last(*run.model);
+  run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);
+  if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
+  build_optimization(run, recipe);
+  return run;
+}
+
+}  // namespace cvtrain

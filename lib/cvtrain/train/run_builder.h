@@ -1,0 +1,68 @@
+// Building a run from the resolved recipe: device, data, run folder, process group, model
+// (pretrained weights, layout), micro-batch probe, strategy, optimizer, loss scaler and schedule.
+// Each builder takes its own section; the order keeps side effects last: every check that can
+// fail on the data runs before the run folder is touched, and the folder is ready before any
+// time is spent on the group.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/device_feeder.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace cvtrain {
+
+class BadSamples;
+class Classifier;
+class Communicator;
+class Dataset;
+class LossScaler;
+class LrSchedule;
+class MetricsLog;
+class RunDirectory;
+class Strategy;
+struct RankInfo;
+struct Recipe;
+
+// The datasets of a run, checked against the model section.
+struct RunData {
+  std::unique_ptr<Dataset> train, val;
+  std::unique_ptr<BadSamples> train_bad, val_bad;
+  int64_t channels = 0;  // what the model takes in
+};
+
+struct TrainingRun {
+  TrainingRun();
+  TrainingRun(TrainingRun&&) noexcept;
+  ~TrainingRun();
+
+  c10::Device device = c10::Device(c10::kCPU);
+  int64_t memory_at_start = 0;  // libraries and runtime: not training's doing
+  RunData data;
+  LoaderOptions loader;
+  FeedOptions feed;
+  std::unique_ptr<RunDirectory> folder;  // rank 0 only
+  std::unique_ptr<MetricsLog> metrics;   // rank 0 only
+  std::unique_ptr<Communicator> comm;
+  std::shared_ptr<Classifier> model;
+  double flops_per_image = 0;  // forward
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<LossScaler> scaler;
+  std::unique_ptr<LrSchedule> schedule;
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+};
+
+// Builds every part for `rank`. `recipe.train` gets train.micro_batch: auto resolved into it, so
+// that checkpoints save the micro-batch that ran.
+TrainingRun build_run(Recipe& recipe, const RankInfo& rank);
+
+}  // namespace cvtrain

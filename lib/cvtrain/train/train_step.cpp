@@ -1,0 +1,178 @@
+// One optimizer step (see train_step.h). Losses stay on the device; the one read per step is the
+// control flags, as a loss scaler's inf check would read them anyway.
+#include "cvtrain/train/train_step.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/optimizer.h>
+#include <torch/utils.h>
+
+#include <fmt/format.h>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/rng.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/data/batch_mix.h"
+#include "cvtrain/data/device_feeder.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/stop_request.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/optim/optimizer.h"
+#include "cvtrain/parallel/strategy.h"
+#include "cvtrain/train/fault_injection.h"
+#include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/precision.h"
+
+namespace cvtrain {
+
+StepSettings step_settings(const Recipe& recipe) {
+  StepSettings s;
+  s.accumulation = recipe.train.accumulation;
+  s.grad_clip = recipe.train.grad_clip;
+  s.precision = PrecisionPolicy{recipe.precision};
+  s.augment = recipe.augment;
+  s.num_classes = recipe.model.num_classes;
+  s.seed = static_cast<uint64_t>(recipe.train.seed);
+  s.max_bad_steps = recipe.train.max_bad_steps;
+  return s;
+}
+
+TrainStep::TrainStep(StepParts parts, StepSettings settings)
+    : parts_(parts),
+      settings_(std::move(settings)),
+      bad_steps_(settings_.max_bad_steps),
+      rank_(parts.comm.rank()),
+      world_size_(parts.comm.world_size()) {}
+
+StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
+  StepOutput out;
+  Strategy& strategy = parts_.strategy;
+  const int64_t accumulation = settings_.accumulation;
+  parts_.optimizer.zero_grad(/*set_to_none=*/true);
+  at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
+  for (int64_t micro = 0; micro < accumulation; ++micro) {
+    Stopwatch wait;
+    std::optional<DeviceBatch> batch = batches.next();
+    out.data_wait_s += wait.seconds();
+    if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
+    strategy.before_forward();
+    const at::Tensor loss = forward_loss(*batch, input.epoch);
+    const bool last = micro == accumulation - 1;
+    strategy.before_backward(last);
+    parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
+    strategy.after_backward(last);
+    step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
+  }
+  const std::vector<at::Tensor> updated = optimizer_tensors();
+  inject_non_finite(input.step, step_loss, updated);
+  inject_stop_request(input.step);
+  const at::Tensor overflow = parts_.scaler.unscale(updated);  // fp16: inf/NaN in the gradients
+  // Whole gradients in the model's order: the norm then sums exactly as
+  // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
+  const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
+  agree_on_control(step_loss, grad_norm, overflow, input, out);
+  out.comm_wait_s = strategy.take_comm_wait_seconds();
+  out.loss = step_loss;
+  const bool non_finite = !out.applied;
+  if (non_finite) {
+    skip(step_loss, input, out);
+  } else {
+    bad_steps_.judge(false, false, parts_.scaler.enabled());
+    set_learning_rate(parts_.optimizer, input.lr);
+    parts_.optimizer.step();
+    strategy.after_step();
+  }
+  if (!out.give_up) parts_.scaler.update(non_finite);
+  return out;
+}
+
+// Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).
+at::Tensor TrainStep::forward_loss(const DeviceBatch& batch, int64_t epoch) {
+  namespace F = torch::nn::functional;
+  const AugmentSpec& augment = settings_.augment;
+  at::Tensor images = batch.images, targets = batch.labels;
+  if (mixing_enabled(augment)) {
+    constexpr uint64_t kMixStream = 0x6d69786d6978ULL;  // keeps mixing draws apart from per-sample ones
+    const uint64_t key = sample_key(settings_.seed ^ kMixStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(batch.first_sample));
+    MixedBatch mixed = mix_batch(images, batch.labels, settings_.num_classes, augment, key);
+    images = mixed.images;
+    targets = mixed.targets;
+  }
+  at::Tensor logits;
+  {
+    AutocastScope autocast(settings_.precision, parts_.device.type());
+    logits = parts_.model.forward(images);
+  }
+  if (targets.dtype() != at::kLong) return F::cross_entropy(logits.to(at::kFloat), targets);
+  return F::cross_entropy(logits.to(at::kFloat), targets, F::CrossEntropyFuncOptions().label_smoothing(augment.label_smoothing));
+}
+
+// What the optimizer updates: the model's parameters, or this rank's shards of them.
+std::vector<at::Tensor> TrainStep::optimizer_tensors() const {
+  ParameterGroups groups = parts_.strategy.optimizer_parameters();
+  groups.decay.insert(groups.decay.end(), groups.no_decay.begin(), groups.no_decay.end());
+  return groups.decay;
+}
+
+// The global gradient norm as a device tensor; with train.grad_clip the gradients are scaled
+// down to it. Computed as torch.nn.utils.clip_grad_norm_ does (the norm of the per-tensor norms),
+// and with shards as FSDP's clip_grad_norm_ does (squares of the local norm summed over ranks).
+at::Tensor TrainStep::clip_gradients(const std::vector<at::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> grads;
+  for (const auto& t : tensors)
+    if (t.grad().defined()) grads.push_back(t.grad());
+  at::Tensor total = grads.empty() ? at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kFloat))
+                                   : at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2)).to(at::kFloat), 2);
+  if (parts_.strategy.gradients_sharded() && world_size_ > 1) {
+    at::Tensor squares = total.pow(2);
+    parts_.comm.all_reduce_sum(squares, "gradient norm all-reduce");
+    total = squares.sqrt();
+  }
+  if (settings_.grad_clip > 0 && !grads.empty()) {
+    const at::Tensor coefficient = (settings_.grad_clip / (total + 1e-6)).clamp_max(1.0);
+    at::_foreach_mul_(grads, coefficient);
+  }
+  return total;
+}
+
+// One small all-reduce per step so every rank takes the same decisions: skip a non-finite step,
+// stop on a signal any rank received, save when rank 0's clock says a checkpoint is due.
+void TrainStep::agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow,
+                                 const StepInput& input, StepOutput& out) {
+  const auto flag = [&](bool value) { return at::full({}, value ? 1.0f : 0.0f, grad_norm.options()); };
+  at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat))).to(at::kFloat),
+                                (at::logical_not(at::isfinite(grad_norm)) | (overflow.sum() > 0)).to(at::kFloat),
+                                flag(stop_requested() != 0), flag(rank_ == 0 && parts_.save_due_by_clock())});
+  if (world_size_ > 1) parts_.comm.all_reduce_sum(flags, fmt::format("step {} control all-reduce", input.step));
+  const at::Tensor host = flags.cpu();
+  const float* f = host.data_ptr<float>();
+  out.loss_non_finite = f[0] > 0;
+  out.applied = !(f[0] > 0 || f[1] > 0);
+  out.stop = f[2] > 0;
+  out.save_due = f[3] > 0;
+}
+
+void TrainStep::skip(const at::Tensor& step_loss, const StepInput& input, StepOutput& out) {
+  parts_.optimizer.zero_grad(/*set_to_none=*/true);
+  const int64_t skipped = input.skipped_before + 1;
+  switch (bad_steps_.judge(true, out.loss_non_finite, parts_.scaler.enabled())) {
+    case BadStepPolicy::Verdict::kOverflow:
+      if (rank_ == 0)
+        log::info("step {}: fp16 gradients overflowed at loss scale {}; step skipped, scale halved ({} skipped in all)", input.step,
+                  parts_.scaler.state().scale, skipped);
+      return;
+    case BadStepPolicy::Verdict::kGiveUp:
+      out.give_up = true;
+      [[fallthrough]];
+    default: {
+      const double loss = step_loss.item<double>();
+      if (rank_ == 0)
+        log::warn("step {}: non-finite loss or gradients (loss {}); the update is skipped ({} in a row, {} in all)", input.step, loss,
+                  bad_steps_.in_row(), skipped);
+    }
+  }
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,95 @@
+// One optimizer step as one unit with an explicit input and output: the micro-batch loop (forward
+// under autocast, loss with Mixup/CutMix targets, scaled backward, the strategy's communication),
+// fp16 unscaling, gradient clipping, the control all-reduce every rank takes its decisions from,
+// and the skip / train.max_bad_steps policy. Nothing outside it touches gradients, so a CUDA-graph
+// capture of a step wraps exactly this.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "cvtrain/recipe/precision_policy.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/bad_step_policy.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace cvtrain {
+
+class BatchSource;
+class Classifier;
+class Communicator;
+class LossScaler;
+class Strategy;
+struct DeviceBatch;
+
+struct StepInput {
+  int64_t step = 0;   // 1-based number of the step being made
+  int64_t epoch = 0;  // 0-based; keys the Mixup/CutMix draws
+  double lr = 0;
+  int64_t skipped_before = 0;  // steps skipped so far in the run, for the log line
+};
+
+struct StepOutput {
+  at::Tensor loss;               // mean loss of the micro-batches: a device scalar (double), read only to log
+  bool applied = false;          // the optimizer updated the weights
+  bool loss_non_finite = false;  // the loss itself was inf/NaN (an fp16 overflow of gradients is not)
+  bool give_up = false;          // train.max_bad_steps bad steps in a row: the run must stop
+  bool stop = false;             // some rank received SIGTERM, SIGUSR1 or SIGINT (agreed)
+  bool save_due = false;         // rank 0's clock says a timed checkpoint is due (agreed)
+  double data_wait_s = 0;        // blocked on the input pipeline
+  double comm_wait_s = 0;        // waiting for gradient communication after backward
+};
+
+// What a step works on: built once per run (train/run_builder.h), outlived by the step.
+struct StepParts {
+  Classifier& model;
+  Strategy& strategy;
+  torch::optim::Optimizer& optimizer;
+  LossScaler& scaler;
+  Communicator& comm;
+  c10::Device device;
+  // Rank 0: whether checkpoint.every_minutes has elapsed. Asked at the control all-reduce, after
+  // backward, so that the clock includes the step's own work.
+  std::function<bool()> save_due_by_clock = [] { return false; };
+};
+
+struct StepSettings {
+  int64_t accumulation = 1;
+  double grad_clip = 0;
+  PrecisionPolicy precision;
+  AugmentSpec augment;
+  int64_t num_classes = 0;
+  uint64_t seed = 0;
+  int64_t max_bad_steps = 10;
+};
+
+StepSettings step_settings(const Recipe& recipe);
+
+class TrainStep {
+ public:
+  TrainStep(StepParts parts, StepSettings settings);
+  StepOutput run(BatchSource& batches, const StepInput& input);
+  const BadStepPolicy& bad_steps() const { return bad_steps_; }
+
+ private:
+  at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
+  std::vector<at::Tensor> optimizer_tensors() const;
+  at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
+  void agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow, const StepInput& input,
+                        StepOutput& out);
+  void skip(const at::Tensor& step_loss, const StepInput& input, StepOutput& out);
+
+  StepParts parts_;
+  StepSettings settings_;
+  BadStepPolicy bad_steps_;
+  int rank_, world_size_;
+};
+
+}  // namespace cvtrain

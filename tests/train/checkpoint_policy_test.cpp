@@ -1,0 +1,35 @@
+// When checkpoints are due, and what checkpoint.resume asks for.
+#include <catch2/catch.hpp>
+
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/checkpoint_policy.h"
+
+using namespace cvtrain;
+
+TEST_CASE("checkpoints fall due every N steps, when the agreed minutes elapsed, and on a stop", "[train]") {
+  CheckpointSpec spec;
+  spec.every_steps = 4;
+  const CheckpointCadence every4(spec);
+  CHECK_FALSE(every4.due(3, false, false));
+  CHECK(every4.due(4, false, false));
+  CHECK(every4.due(8, false, false));
+  CHECK(every4.due(5, true, false));
+  CHECK(every4.due(5, false, true));
+  CHECK_FALSE(every4.minutes_elapsed(1e9));  // every_minutes 0: never by the clock
+
+  const CheckpointCadence never{CheckpointSpec{}};
+  for (int64_t step = 1; step < 100; ++step) CHECK_FALSE(never.due(step, false, false));
+  CHECK(never.due(17, false, true));  // a stop always saves first
+
+  spec = CheckpointSpec{};
+  spec.every_minutes = 1.5;
+  const CheckpointCadence timed(spec);
+  CHECK_FALSE(timed.minutes_elapsed(89.9));
+  CHECK(timed.minutes_elapsed(90));
+}
+
+TEST_CASE("checkpoint.resume: none, auto or a folder", "[train]") {
+  CHECK(resume_from("none") == ResumeFrom::kNothing);
+  CHECK(resume_from("auto") == ResumeFrom::kNewest);
+  CHECK(resume_from("runs/a/checkpoints/step-00000010") == ResumeFrom::kFolder);
+}

@@ -1,0 +1,150 @@
+// One optimizer step in process: a clean step updates the weights, a non-finite one is skipped and
+// counted until train.max_bad_steps gives up, an fp16 overflow is skipped without counting and
+// halves the scale; accumulation of k micro-batches equals one step on the whole batch.
+#include "torch_catch.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include <cstdlib>
+#include <deque>
+
+#include "cvtrain/data/device_feeder.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/optim/optimizer.h"
+#include "cvtrain/parallel/strategy.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/train_step.h"
+
+using namespace cvtrain;
+
+namespace {
+
+// Batches handed out in order, then none.
+class QueuedBatches : public BatchSource {
+ public:
+  explicit QueuedBatches(std::deque<DeviceBatch> batches) : batches_(std::move(batches)) {}
+  std::optional<DeviceBatch> next() override {
+    if (batches_.empty()) return std::nullopt;
+    DeviceBatch b = batches_.front();
+    batches_.pop_front();
+    return b;
+  }
+
+ private:
+  std::deque<DeviceBatch> batches_;
+};
+
+DeviceBatch batch_of(const at::Tensor& images, const at::Tensor& labels) { return DeviceBatch{images, labels, 0}; }
+
+// An mlp on 1x8x8 images, SGD, a single-process strategy: what the step needs, built as the run builder builds it.
+struct StepRig {
+  explicit StepRig(bool fp16 = false, int64_t accumulation = 1, int64_t max_bad_steps = 3) {
+    torch::manual_seed(0);
+    ModelSpec spec;
+    spec.arch = "mlp";
+    spec.image_size = 8;
+    spec.num_classes = 4;
+    model = build_model(spec, 1);
+    comm = single_process_communicator();
+    strategy = make_strategy(StrategyKind::kSingle, *model, *comm, 25, false);
+    OptimSpec optim;
+    optim.lr = 0.1;
+    optimizer = build_optimizer(optim, strategy->optimizer_parameters());
+    scaler = std::make_unique<LossScaler>(fp16, c10::Device(c10::kCPU));
+    StepSettings settings;
+    settings.accumulation = accumulation;
+    settings.num_classes = 4;
+    settings.max_bad_steps = max_bad_steps;
+    step = std::make_unique<TrainStep>(StepParts{*model, *strategy, *optimizer, *scaler, *comm, c10::Device(c10::kCPU)}, settings);
+  }
+  at::Tensor weights() const {
+    std::vector<at::Tensor> flat;
+    for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten().clone());
+    return at::cat(flat);
+  }
+  std::shared_ptr<Classifier> model;
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<LossScaler> scaler;
+  std::unique_ptr<TrainStep> step;
+};
+
+StepOutput run_step(StepRig& rig, int64_t step, const at::Tensor& images, const at::Tensor& labels) {
+  QueuedBatches batches({batch_of(images, labels)});
+  return rig.step->run(batches, StepInput{step, 0, 0.1, 0});
+}
+
+// Sets a test-aid variable (train/fault_injection.h) for one scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  const char* name_;
+};
+
+}  // namespace
+
+TEST_CASE("a clean step updates the weights and reports a finite loss", "[train]") {
+  StepRig rig;
+  const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
+  const at::Tensor before = rig.weights();
+  const StepOutput out = run_step(rig, 1, images, labels);
+  CHECK(out.applied);
+  CHECK_FALSE(out.loss_non_finite);
+  CHECK_FALSE(out.give_up);
+  CHECK_FALSE(out.stop);
+  CHECK(std::isfinite(out.loss.item<double>()));
+  CHECK(out.loss.item<double>() > 0.5);  // about ln 4 for an untrained 4-class model
+  CHECK_FALSE(at::equal(before, rig.weights()));
+}
+
+TEST_CASE("non-finite steps are skipped with the weights untouched, and max_bad_steps in a row give up", "[train]") {
+  StepRig rig(false, 1, 2);
+  const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
+  const ScopedEnv nan("CVTRAIN_NAN_STEPS", "2-3");
+  CHECK(run_step(rig, 1, images, labels).applied);
+  const at::Tensor before = rig.weights();
+  const StepOutput skipped = run_step(rig, 2, images, labels);
+  CHECK_FALSE(skipped.applied);
+  CHECK(skipped.loss_non_finite);
+  CHECK_FALSE(skipped.give_up);
+  CHECK(at::equal(before, rig.weights()));
+  CHECK(run_step(rig, 3, images, labels).give_up);
+  CHECK(at::equal(before, rig.weights()));
+}
+
+TEST_CASE("an fp16 gradient overflow is skipped, halves the scale and never gives up", "[train]") {
+  StepRig rig(true, 1, 1);
+  const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
+  const ScopedEnv inf("CVTRAIN_INF_GRAD_STEPS", "1-3");
+  const at::Tensor before = rig.weights();
+  for (int64_t step = 1; step <= 3; ++step) {
+    const StepOutput out = run_step(rig, step, images, labels);
+    CHECK_FALSE(out.applied);
+    CHECK_FALSE(out.loss_non_finite);
+    CHECK_FALSE(out.give_up);
+  }
+  CHECK(rig.scaler->state().scale == 65536.0 / 8);
+  CHECK(at::equal(before, rig.weights()));
+  CHECK(run_step(rig, 4, images, labels).applied);
+}
+
+TEST_CASE("two micro-batches of accumulation make the step one batch of both makes", "[train]") {
+  const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
+  StepRig whole;
+  run_step(whole, 1, images, labels);
+  StepRig halves(false, 2);
+  QueuedBatches batches({batch_of(images.narrow(0, 0, 4), labels.narrow(0, 0, 4)), batch_of(images.narrow(0, 4, 4), labels.narrow(0, 4, 4))});
+  const StepOutput out = halves.step->run(batches, StepInput{1, 0, 0.1, 0});
+  CHECK(out.applied);
+  CHECK(at::allclose(whole.weights(), halves.weights(), 1e-6, 1e-7));
+}
+
+TEST_CASE("a step that finds no batch is an error", "[train]") {
+  StepRig rig;
+  QueuedBatches none({});
+  CHECK_THROWS_WITH(rig.step->run(none, StepInput{1, 0, 0.1, 0}), Catch::Contains("ran out of batches"));
+}
