@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -20,15 +19,12 @@ namespace cvtrain::testing {
 struct ShellRun {
   int exit_code = -1;
   std::string output;
-  double seconds = 0;
 };
 
 inline ShellRun run_shell(const std::string& script, const TempDir& dir) {
   const std::string path = dir.write("run.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\n" + script + "\n");
-  const auto start = std::chrono::steady_clock::now();
   const int status = std::system(("bash " + path + " > " + dir.file("run.log") + " 2>&1").c_str());
-  return ShellRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.file("run.log")),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  return ShellRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.file("run.log"))};
 }
 
 // A port for a test's rendezvous: random, so parallel tests rarely meet, free when chosen, and below

@@ -13,7 +13,7 @@ cvtrain::testing::ShellRun shell(const std::string& script, const TempDir& dir) 
 
 }  // namespace
 
-TEST_CASE("Gloo collectives agree across 2 and 3 ranks", "[e2e]") {
+TEST_CASE("Gloo collectives agree across 2 and 3 ranks", "[e2e][ranks]") {
   for (int world : {2, 3}) {
     TempDir dir;
     const auto run = shell(std::string(CVTRAIN_BINARY) + " launch --nproc-per-node " + std::to_string(world) + " --master-port " +

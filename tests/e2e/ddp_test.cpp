@@ -13,6 +13,7 @@
 #include "run_shell.h"
 #include "saved_models.h"
 
+using cvtrain::testing::initial_mlp_weights;
 using cvtrain::testing::mlp_weights;
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
@@ -29,16 +30,17 @@ using Run = cvtrain::testing::ShellRun;
 Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
 std::string port() { return cvtrain::testing::random_port(); }
 
-double max_difference(const std::string& a, const std::string& b) {
-  const auto wa = mlp_weights(a), wb = mlp_weights(b);
+double max_difference(const std::vector<at::Tensor>& wa, const std::vector<at::Tensor>& wb) {
   double worst = 0;
   for (size_t i = 0; i < wa.size(); ++i) worst = std::max(worst, (wa[i] - wb[i]).abs().max().item<double>());
   return worst;
 }
 
+double max_difference(const std::string& a, const std::string& b) { return max_difference(mlp_weights(a), mlp_weights(b)); }
+
 }  // namespace
 
-TEST_CASE("DDP with 2 ranks and accumulation equals one rank with the whole batch", "[e2e]") {
+TEST_CASE("DDP with 2 ranks and accumulation equals one rank with the whole batch", "[e2e][ranks]") {
   TempDir dir;
   const Run run = shell(
       "set -e\n"
@@ -56,11 +58,11 @@ TEST_CASE("DDP with 2 ranks and accumulation equals one rank with the whole batc
   CHECK(moved < 1e-5);
   CHECK(max_difference(dir.file("single/model.pt"), dir.file("single_acc4/model.pt")) < 1e-5);
   CHECK(max_difference(dir.file("single/model.pt"), dir.file("ddp2_acc2/model.pt")) < 1e-5);
-  // The comparison means something only if training changed the weights.
-  CHECK(read_text(dir.file("single/metrics.jsonl")) != "");
+  // The comparisons mean something only if training moved the weights well beyond their tolerance.
+  CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("single/model.pt"))) > 1e-3);
 }
 
-TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[e2e]") {
+TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[e2e][ranks]") {
   TempDir dir;
   const std::string p1 = port(), p2 = port();
   const std::string ddp = kCommon + " strategy=ddp";
@@ -82,12 +84,9 @@ TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[
   CHECK(max_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) < 1e-5);
 }
 
-TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e]") {
+TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e][ranks][venv]") {
   const std::string python = CVTRAIN_VENV_PYTHON;
-  if (python.empty() || !std::filesystem::exists(python)) {
-    WARN("no venv python with torchrun (LibTorch came from CVTRAIN_TORCH_DIR): not checked");
-    return;
-  }
+  REQUIRE(std::filesystem::exists(python));  // registered only where the venv is (tests/CMakeLists.txt)
   TempDir dir;
   const Run run = shell("set -e\n"
                         "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n" +
@@ -99,20 +98,20 @@ TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e]"
   CHECK(max_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
 }
 
-TEST_CASE("a training rank that exits at step 3 stops the job within 15 s", "[e2e]") {
+TEST_CASE("a training rank that exits at step 3 stops the whole job at once", "[e2e][ranks]") {
   TempDir dir;
-  const Run run = shell("CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3 $CVTRAIN --recipe $RECIPE" + kCommon +
+  // 1,000 steps would take minutes: were the others not stopped, timeout(1) would end it with 137.
+  const Run run = shell("CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3 timeout -s KILL 60 $CVTRAIN --recipe $RECIPE" + kCommon +
                             " train.max_steps=1000 train.global_batch=60 data.max_samples=60000 strategy=ddp distributed.nproc_per_node=3"
                             " distributed.master_port=" + port() + " output=" + dir.file("run") + " # cvtrain_fault_test\n"
                             "echo exit=$?\n",
                         dir);
   INFO(run.output);
   CHECK_THAT(run.output, Catch::Contains("rank 1 exited with code 3") && Catch::Contains("exit=3"));
-  CHECK(run.seconds < 15);
   CHECK(shell("pgrep -fc 'output=" + dir.file("run") + "' || true", dir).output == "0\n");
 }
 
-TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e2e]") {
+TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e2e][ranks]") {
   TempDir dir;
   // Two steps of ResNet-18 at 8 images per rank: BatchNorm over so few samples amplifies the
   // float rounding of a different summation order, so the bound is 1e-3 rather than the MLP's 1e-5

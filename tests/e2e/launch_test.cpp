@@ -36,11 +36,12 @@ TEST_CASE("launch gives each rank torchrun's variables and prefixes its output",
                                            std::to_string(r) + "/3 at 127.0.0.1:31234"));
 }
 
-TEST_CASE("a rank failing at step 3 stops the job quickly, named, with nothing left", "[e2e]") {
+TEST_CASE("a rank failing at step 3 stops the job quickly, named, with nothing left", "[e2e][ranks]") {
   TempDir dir;
   const std::string mark = marker();
   // Rank 1 fails after three steps; rank 0 ignores SIGTERM and must be killed after the grace period.
-  const Run run = shell("$CVTRAIN launch --nproc-per-node 3 --grace-s 2 -- bash -c '"
+  // Unkilled, rank 0 would sleep a minute at the end: timeout(1) would end it with 137.
+  const Run run = shell("timeout -s KILL 40 $CVTRAIN launch --nproc-per-node 3 --grace-s 2 -- bash -c '"
                         "trap \"\" TERM; [ $RANK = 2 ] && trap \"exit 0\" TERM; "
                         "for step in 1 2 3 4 5 6 7 8 9 10; do "
                         "  if [ $RANK = 1 ] && [ $step = 3 ]; then echo failing at step $step; exit 1; fi; "
@@ -49,12 +50,11 @@ TEST_CASE("a rank failing at step 3 stops the job quickly, named, with nothing l
                         dir);
   INFO(run.output);
   CHECK(run.exit_code == 1);
-  CHECK(run.seconds < 15);
   CHECK_THAT(run.output, Catch::Contains("[rank 1] failing at step 3") && Catch::Contains("rank 1 exited with code 1"));
   CHECK(leftovers(mark) == 0);
 }
 
-TEST_CASE("a rank killed by a signal is reported as such", "[e2e]") {
+TEST_CASE("a rank killed by a signal is reported as such", "[e2e][ranks]") {
   TempDir dir;
   const Run run = shell("$CVTRAIN launch --nproc-per-node 2 -- sh -c '[ $RANK = 0 ] && kill -9 $$; sleep 30'\n", dir);
   INFO(run.output);
@@ -62,7 +62,7 @@ TEST_CASE("a rank killed by a signal is reported as such", "[e2e]") {
   CHECK_THAT(run.output, Catch::Contains("rank 0 was killed by signal 9"));
 }
 
-TEST_CASE("SIGTERM to the launcher reaches every rank", "[e2e]") {
+TEST_CASE("SIGTERM to the launcher reaches every rank", "[e2e][ranks]") {
   TempDir dir;
   // The signal goes out once both ranks said they are ready (a loaded machine can take seconds to
   // start the launcher, and a signal before its handlers exist would simply kill it).
@@ -79,8 +79,7 @@ TEST_CASE("SIGTERM to the launcher reaches every rank", "[e2e]") {
                         dir);
   INFO(run.output);
   CHECK_THAT(run.output, Catch::Contains("[rank 0] got TERM") && Catch::Contains("[rank 1] got TERM") &&
-                             Catch::Contains("launcher exit 0"));
-  CHECK(run.seconds < 25);  // the ranks would otherwise run their 30 s loop to the end
+                             Catch::Contains("launcher exit 0"));  // "got TERM" only comes from the signal
 }
 
 TEST_CASE("a program that cannot be started fails the job", "[e2e]") {

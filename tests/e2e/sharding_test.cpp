@@ -58,7 +58,7 @@ double epoch_value(const TempDir& dir, const std::string& run, const std::string
 
 }  // namespace
 
-TEST_CASE("zero1, zero2 and fsdp equal ddp with SGD and AdamW, accumulation and clipping", "[e2e]") {
+TEST_CASE("zero1, zero2 and fsdp equal ddp with SGD and AdamW, accumulation and clipping", "[e2e][ranks]") {
   TempDir dir;
   const std::map<std::string, std::string> cases = {
       {"mlp_sgd", kMlp + " optim.name=sgd optim.lr=0.1 optim.momentum=0.9 optim.nesterov=true"},
@@ -106,7 +106,7 @@ TEST_CASE("at world size 1 zero1, zero2 and fsdp run a real process group and st
   }
 }
 
-TEST_CASE("a checkpoint of any strategy resumes under any other", "[e2e]") {
+TEST_CASE("a checkpoint of any strategy resumes under any other", "[e2e][ranks]") {
   TempDir dir;
   const std::string adamw = kMlp + " optim.name=adamw optim.lr=0.01";
   // Three steps under one strategy, then the run's checkpoint continued to step 5 under another.

@@ -5,10 +5,11 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "cvtrain/build_config.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/batch_loader.h"
 
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -16,7 +17,7 @@
 
 namespace cvtrain {
 
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
 struct DeviceFeeder::CopyStream {
   explicit CopyStream(c10::DeviceIndex device) : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)) {}
   c10::cuda::CUDAStream stream;
@@ -45,7 +46,7 @@ struct DeviceFeeder::CopyStream {};
 #endif
 
 bool wants_pinned_memory(const c10::Device& device) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   return device.is_cuda();
 #else
   return false;
@@ -60,7 +61,7 @@ DeviceFeeder::DeviceFeeder(BatchLoader& loader, FeedOptions options) : loader_(l
   mean_ = at::tensor(options_.mean, at::kDouble).mul(255).to(on_device).view({1, c, 1, 1});
   inv_std_ = at::tensor(options_.std, at::kDouble).mul(255).reciprocal().to(on_device).view({1, c, 1, 1});
   if (options_.device.is_cuda()) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
     copy_ = std::make_unique<CopyStream>(options_.device.index());
 #else
     throw Error("this build of cvtrain has no CUDA support");
@@ -76,7 +77,7 @@ std::optional<DeviceBatch> DeviceFeeder::next() {
   if (host->images.size(3) != mean_.size(1))
     throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", mean_.size(1),
                             host->images.size(3)));
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (copy_) *host = copy_->to_device(*host, options_.device);
 #endif
   // NHWC uint8 viewed as NCHW is channels_last already: one pass converts and lays out.

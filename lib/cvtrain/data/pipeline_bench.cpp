@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "cvtrain/build_config.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_loader.h"
@@ -11,7 +12,7 @@
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/recipe/recipe.h"
 
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
@@ -60,7 +61,7 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
       ++done;
     }
   }
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (o.device.is_cuda()) c10::cuda::device_synchronize();
 #endif
   result.seconds = clock.seconds();

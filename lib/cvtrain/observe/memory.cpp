@@ -1,12 +1,14 @@
 // peak_memory_bytes: the CUDA allocator's statistics, or getrusage's peak RSS.
 #include "cvtrain/observe/memory.h"
 
+#include "cvtrain/build_config.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -15,7 +17,7 @@
 namespace cvtrain {
 namespace {
 
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
 // The caching allocator's count of bytes in live tensors on the device.
 c10::CachingAllocator::Stat allocated(const c10::Device& device) {
   at::globalContext().lazyInitDevice(c10::kCUDA);  // else the allocator has no statistics until a tensor exists
@@ -27,7 +29,7 @@ c10::CachingAllocator::Stat allocated(const c10::Device& device) {
 }  // namespace
 
 int64_t peak_memory_bytes(const c10::Device& device) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (device.is_cuda()) return allocated(device).peak;
 #endif
   (void)device;
@@ -37,7 +39,7 @@ int64_t peak_memory_bytes(const c10::Device& device) {
 }
 
 int64_t current_memory_bytes(const c10::Device& device) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (device.is_cuda()) return allocated(device).current;
 #endif
   (void)device;
@@ -50,7 +52,7 @@ int64_t current_memory_bytes(const c10::Device& device) {
 }
 
 void reset_peak_memory(const c10::Device& device) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (device.is_cuda()) {
     at::globalContext().lazyInitDevice(c10::kCUDA);
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
@@ -60,14 +62,14 @@ void reset_peak_memory(const c10::Device& device) {
 }
 
 void release_cached_memory(const c10::Device& device) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
   (void)device;
 }
 
 int64_t device_memory_bytes(const c10::Device& device) {
-#ifdef CVTRAIN_WITH_CUDA
+#if CVTRAIN_WITH_CUDA
   if (device.is_cuda()) return static_cast<int64_t>(at::cuda::getDeviceProperties(device.index())->totalGlobalMem);
 #endif
   (void)device;
