@@ -28,6 +28,7 @@ class FlatShard {
   bool decay() const { return decay_; }
   int64_t padded_numel() const { return padded_; }
   at::Tensor& shard() { return shard_; }  // this rank's values, fp32, a leaf: the optimizer's tensor
+  const at::Tensor& shard() const { return shard_; }
 
   // The parameter `entry` as a view into a flat tensor of padded_numel() (its strides kept).
   at::Tensor view_of(const at::Tensor& flat, size_t entry) const;

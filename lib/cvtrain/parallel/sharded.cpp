@@ -166,7 +166,7 @@ void ShardedStrategy::reduce_unit(size_t u) {
 int64_t ShardedStrategy::shard_bytes() const {
   int64_t bytes = 0;
   for (const auto& unit : units_)
-    for (const auto& shard : unit) bytes += shard.padded_numel() / comm_.world_size() * 4;
+    for (const auto& shard : unit) bytes += shard.shard().numel() * static_cast<int64_t>(shard.shard().element_size());
   return bytes;
 }
 
