@@ -20,7 +20,7 @@
 #include "cvtrain/data/shard_inspection.h"
 #include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
-#include "cvtrain/models/registry.h"
+#include "cvtrain/models/arch_traits.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
@@ -52,7 +52,7 @@ void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required) {
 cvtrain::Recipe load(const RecipeArgs& args, int world_size = 0) {
   cvtrain::LoadOptions options;
   options.overrides = args.overrides;
-  options.known_archs = cvtrain::model_names();
+  options.check_model = cvtrain::model_problems;
   options.world_size = world_size;
   options.visible_gpus = cvtrain::visible_cuda_devices();
   options.check_paths = args.check_paths;

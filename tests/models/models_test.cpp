@@ -7,7 +7,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/flops.h"
-#include "cvtrain/models/registry.h"
+#include "cvtrain/models/arch_traits.h"
 #include "cvtrain/recipe/recipe.h"
 
 using namespace cvtrain;
@@ -32,6 +32,7 @@ ModelSpec spec(const std::string& arch, int64_t classes, int64_t size, bool smal
 }  // namespace
 
 TEST_CASE("every registered model maps images to logits", "[models]") {
+  CHECK(registered_model_names() == model_names());  // the factories and the traits table list the same architectures
   for (const auto& name : model_names()) {
     auto model = build_model(spec(name, 7, 32, true), 3);
     model->eval();
@@ -61,9 +62,12 @@ TEST_CASE("ResNets match torchvision's parameter counts and names", "[models]") 
   CHECK(resnet50->forward(at::randn({1, 3, 64, 64})).sizes() == at::IntArrayRef({1, 1000}));
 }
 
-TEST_CASE("an unknown architecture is a recipe error with suggestions", "[models]") {
-  CHECK_THROWS_AS(build_model(spec("resnet51", 10, 32), 3), RecipeError);
-  CHECK_THROWS_WITH(build_model(spec("resnet51", 10, 32), 3), Catch::Contains("did you mean"));
+TEST_CASE("an unknown architecture is a model problem with suggestions, and no factory builds it", "[models]") {
+  const auto problems = model_problems(spec("resnet51", 10, 32));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].key == "model.arch");
+  CHECK_THAT(problems[0].message, Catch::Contains("did you mean 'resnet50'?"));
+  CHECK_THROWS_WITH(build_model(spec("resnet51", 10, 32), 3), Catch::Contains("no factory builds 'resnet51'"));
 }
 
 TEST_CASE("forward FLOPs match the published figures", "[models]") {
@@ -96,7 +100,10 @@ TEST_CASE("ViTs match timm's parameter counts, names and FLOPs", "[models]") {
   CHECK(params["pos_embed"].sizes() == at::IntArrayRef({1, 197, 768}));
   // ViT-B/16 at 224: 17.56 GMACs (the usual "17.6 GFLOPs" counts multiply-adds).
   CHECK(forward_flops_per_image(*base, 3, 224) / 2e9 == Approx(17.56).epsilon(0.01));
-  CHECK_THROWS_WITH(build_model(spec("vit_base_patch16", 10, 28), 3), Catch::Contains("model.image_size: 28"));
+  const auto problems = model_problems(spec("vit_base_patch16", 10, 28));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].key == "model.image_size");
+  CHECK_THAT(problems[0].message, Catch::StartsWith("28 is not a multiple of the patch size 16"));
 }
 
 TEST_CASE("ConvNeXts match timm's parameter counts and names", "[models]") {

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/models/arch_traits.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "temp_dir.h"
 
@@ -159,10 +160,11 @@ TEST_CASE("a section given a value is explained", "[recipe]") {
 TEST_CASE("unknown model names are rejected with the list of known ones", "[recipe]") {
   TempDir dir;
   LoadOptions options = no_path_checks({"model.arch=resnet19"});
-  options.known_archs = {"resnet18", "resnet50", "small_cnn"};
+  options.check_model = model_problems;
   const auto problems = problems_of(dir.write("r.yaml", kMinimal), options);
   REQUIRE(problems.size() == 1);
-  CHECK_THAT(problems[0], Catch::Contains("did you mean 'resnet18'?") && Catch::Contains("small_cnn"));
+  CHECK_THAT(problems[0], Catch::Contains("override 'model.arch=resnet19': model.arch: unknown model") &&
+                              Catch::Contains("did you mean 'resnet18'?") && Catch::Contains("small_cnn"));
 }
 
 TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
@@ -180,14 +182,25 @@ TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
 TEST_CASE("switches of other architectures are errors, not silently ignored", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);
-  CHECK_THAT(problems_of(path, no_path_checks({"model.arch=vit_base_patch16", "model.small_stem=true"}))[0],
-             Catch::Contains("model.small_stem: only ResNets have it, not vit_base_patch16"));
-  CHECK_THAT(problems_of(path, no_path_checks({"model.arch=resnet50", "model.drop_path=0.1"}))[0],
-             Catch::Contains("model.drop_path: only ViTs and ConvNeXts have it"));
-  CHECK_THAT(problems_of(path, no_path_checks({"model.grad_checkpointing=true"}))[0],
-             Catch::Contains("model.grad_checkpointing: small_cnn has no residual blocks"));
-  for (const char* arch : {"resnet18", "vit_tiny_patch16", "convnext_tiny"})
-    CHECK(load_recipe(path, no_path_checks({std::string("model.arch=") + arch, "model.grad_checkpointing=true"})).model.grad_checkpointing);
+  const auto problems = [&](std::vector<std::string> overrides) {
+    LoadOptions options = no_path_checks(std::move(overrides));
+    options.check_model = model_problems;
+    return problems_of(path, options);
+  };
+  CHECK_THAT(problems({"model.arch=vit_base_patch16", "model.small_stem=true"})[0],
+             Catch::Contains("override 'model.small_stem=true': model.small_stem: only ResNets have it, not vit_base_patch16"));
+  CHECK_THAT(problems({"model.arch=resnet50", "model.drop_path=0.1"})[0],
+             Catch::Contains("model.drop_path: only ConvNeXts and ViTs have it, not resnet50"));
+  CHECK_THAT(problems({"model.grad_checkpointing=true"})[0],
+             Catch::Contains("model.grad_checkpointing: small_cnn has no residual blocks to recompute; ConvNeXts, ResNets and ViTs do"));
+  // A ViT's patches must tile the image: reported with the recipe, before any run folder exists.
+  CHECK_THAT(problems({"model.arch=vit_tiny_patch16", "model.image_size=40"})[0],
+             Catch::Contains("model.image_size: 40 is not a multiple of the patch size 16 of vit_tiny_patch16"));
+  for (const char* arch : {"resnet18", "vit_tiny_patch16", "convnext_tiny"}) {
+    LoadOptions options = no_path_checks({std::string("model.arch=") + arch, "model.grad_checkpointing=true", "model.image_size=32"});
+    options.check_model = model_problems;
+    CHECK(load_recipe(path, options).model.grad_checkpointing);
+  }
 }
 
 TEST_CASE("a recipe a run saved keeps the world size its batch triple implies", "[recipe]") {

@@ -5,6 +5,7 @@
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace cvtrain {
@@ -42,7 +43,10 @@ class Classifier : public torch::nn::Module {
   BlockHooks* hooks_ = nullptr;
 };
 
-// Builds model.arch (see model_names()); throws RecipeError for an unknown name.
+// Builds model.arch (a recipe's was checked by model_problems of models/arch_traits.h); throws
+// Error for a name no factory builds.
 std::shared_ptr<Classifier> build_model(const ModelSpec& spec, int64_t in_channels);
+// The names the factories build, sorted: the same as model_names() of arch_traits.h (tested).
+std::vector<std::string> registered_model_names();
 
 }  // namespace cvtrain

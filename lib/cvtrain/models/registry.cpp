@@ -1,5 +1,6 @@
-// The model registry: architecture name -> factory.
-#include "cvtrain/models/registry.h"
+// The model registry: architecture name -> factory (the facts about each, torch-free, are in
+// arch_traits.cpp; models_test checks that the two lists agree).
+#include "cvtrain/models/arch_traits.h"
 
 #include <fmt/format.h>
 
@@ -36,7 +37,7 @@ const std::map<std::string, Factory>& factories() {
 
 }  // namespace
 
-std::vector<std::string> model_names() {
+std::vector<std::string> registered_model_names() {
   std::vector<std::string> names;
   for (const auto& [name, factory] : factories()) names.push_back(name);
   return names;
@@ -45,9 +46,8 @@ std::vector<std::string> model_names() {
 std::shared_ptr<Classifier> build_model(const ModelSpec& spec, int64_t in_channels) {
   const auto it = factories().find(spec.arch);
   if (it == factories().end()) {
-    const std::string guess = closest_match(spec.arch, model_names());
-    throw RecipeError({fmt::format("model.arch: unknown model '{}'{}; known: {}", spec.arch,
-                                   guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(model_names(), ", "))});
+    // A recipe's model.arch was checked against the table when it loaded (model_problems).
+    throw Error(fmt::format("model.arch: no factory builds '{}'; known: {}", spec.arch, join(registered_model_names(), ", ")));
   }
   return it->second(spec, in_channels);
 }

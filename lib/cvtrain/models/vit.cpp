@@ -138,10 +138,8 @@ VitSize vit_size(const std::string& variant) {
 
 }  // namespace
 
+// model.image_size is a multiple of kPatch: model_problems (models/arch_traits.cpp) checks recipes.
 std::shared_ptr<Classifier> make_vit(const std::string& variant, const ModelSpec& spec, int64_t in_channels) {
-  if (spec.image_size % kPatch != 0)
-    throw RecipeError({fmt::format("model.image_size: {} is not a multiple of the patch size {} of {}", spec.image_size, kPatch,
-                                   spec.arch)});
   return std::make_shared<VisionTransformer>(vit_size(variant), spec, in_channels);
 }
 

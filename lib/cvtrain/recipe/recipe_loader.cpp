@@ -451,15 +451,6 @@ void check_paths(const Recipe& r, CrossChecks& check) {
   }
 }
 
-// Switches that only some architectures have are errors elsewhere rather than silently ignored.
-void check_model_switches(const ModelSpec& m, CrossChecks& check) {
-  const bool resnet = starts_with(m.arch, "resnet"), vit = starts_with(m.arch, "vit_"), convnext = starts_with(m.arch, "convnext_");
-  if (m.small_stem && !resnet) check.fail("model.small_stem", fmt::format("only ResNets have it, not {}", m.arch));
-  if (m.drop_path > 0 && !vit && !convnext) check.fail("model.drop_path", fmt::format("only ViTs and ConvNeXts have it, not {}", m.arch));
-  if (m.grad_checkpointing && !resnet && !vit && !convnext)
-    check.fail("model.grad_checkpointing", fmt::format("{} has no residual blocks to recompute; ResNets, ViTs and ConvNeXts do", m.arch));
-}
-
 // `train.micro_batch: auto` is a flag, not a number: noted, and read as 0 (unset) by the schema;
 // the key keeps its origin for messages.
 void take_auto_micro_batch(Tree& tree, TrainSpec& train) {
@@ -513,12 +504,8 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   if (!std::is_sorted(m.begin(), m.end()) || (!m.empty() && m.front() <= 0))
     check.fail("schedule.milestones", "must be positive epochs in increasing order");
   if (r.schedule.name == ScheduleKind::kStep && m.empty()) check.fail("schedule.milestones", "schedule 'step' needs milestones");
-  if (!options.known_archs.empty() && std::find(options.known_archs.begin(), options.known_archs.end(), r.model.arch) == options.known_archs.end()) {
-    const std::string guess = closest_match(r.model.arch, options.known_archs);
-    check.fail("model.arch", fmt::format("unknown model '{}'{}; known: {}", r.model.arch,
-                                         guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(options.known_archs, ", ")));
-  }
-  check_model_switches(r.model, check);
+  if (options.check_model)
+    for (const KeyProblem& problem : options.check_model(r.model)) check.fail(problem.key, problem.message);
   if (r.strategy == StrategyKind::kAuto) r.strategy = world > 1 ? StrategyKind::kDdp : StrategyKind::kSingle;
   if (r.strategy == StrategyKind::kSingle && world > 1)
     check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp (or auto, which picks it)", world));

@@ -1,12 +1,19 @@
 // Loads a recipe: YAML file with `base:` inheritance, key.path=value overrides, schema checks.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
+
+// One problem with one key of a recipe, reported with that key's origin.
+struct KeyProblem {
+  std::string key;
+  std::string message;
+};
 
 struct LoadOptions {
   std::vector<std::string> overrides;  // "train.epochs=3", "optim.betas=[0.9,0.95]"
@@ -15,7 +22,8 @@ struct LoadOptions {
   bool check_paths = true;             // data folders and files must exist
   bool saved_by_run = false;           // a recipe a run wrote back (a checkpoint's recipe.yaml): its
                                        // batch triple fixes the world size, whatever this machine has
-  std::vector<std::string> known_archs;  // model names to accept (empty: not checked)
+  // The model section against its architecture (models/arch_traits.h: model_problems); unset, not checked.
+  std::function<std::vector<KeyProblem>(const ModelSpec&)> check_model;
 };
 
 // Throws RecipeError listing every problem with its key and file:line.

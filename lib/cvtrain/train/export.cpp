@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/models/arch_traits.h"
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/checkpoint.h"
@@ -69,15 +70,17 @@ ExportResult export_weights(const std::string& source, const std::string& out, c
 
 std::string loading_hint(const ExportResult& r, const std::string& out) {
   const std::string classes = std::to_string(r.num_classes);
-  if (r.arch.rfind("resnet", 0) == 0) {
+  const ArchTraits* traits = arch_traits(r.arch);
+  const KeyNames keys = traits ? traits->keys : KeyNames::kCvtrain;
+  if (keys == KeyNames::kTorchvision) {
     if (r.small_stem || r.in_channels != 3)
       return "torchvision has no ResNet with model.small_stem or other than 3 input channels; load it with model.pretrained";
     return fmt::format("import torchvision, safetensors.torch\nmodel = torchvision.models.{}(num_classes={})\n"
                        "model.load_state_dict(safetensors.torch.load_file('{}'))",
                        r.arch, classes, out);
   }
-  const bool vit = r.arch.rfind("vit_", 0) == 0;
-  if (vit || r.arch.rfind("convnext_", 0) == 0) {
+  if (keys == KeyNames::kTimm) {
+    const bool vit = traits->patch > 0;  // timm names its ViTs after the image size: vit_base_patch16_224
     const std::string timm_name = vit ? r.arch + "_224" : r.arch;
     std::string extra;
     if (vit && r.image_size != 224) extra += fmt::format(", img_size={}", r.image_size);

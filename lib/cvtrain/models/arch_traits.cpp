@@ -1,0 +1,70 @@
+// The architecture table and the model section's checks against it (see arch_traits.h).
+#include "cvtrain/models/arch_traits.h"
+
+#include <fmt/format.h>
+
+#include "cvtrain/core/text.h"
+
+namespace cvtrain {
+namespace {
+
+ArchTraits resnet(const std::string& name) { return ArchTraits{name, "ResNets", true, false, true, 0, KeyNames::kTorchvision}; }
+ArchTraits vit(const std::string& name) { return ArchTraits{name, "ViTs", false, true, true, 16, KeyNames::kTimm}; }
+ArchTraits convnext(const std::string& name) { return ArchTraits{name, "ConvNeXts", false, true, true, 0, KeyNames::kTimm}; }
+
+// The families that have a switch, for "only ResNets have it": in table order, each once.
+std::string families_with(bool ArchTraits::*has) {
+  std::vector<std::string> families;
+  for (const auto& arch : architectures())
+    if (arch.*has && std::find(families.begin(), families.end(), arch.family) == families.end()) families.push_back(arch.family);
+  if (families.size() <= 1) return families.empty() ? std::string() : families.front();
+  const std::string last = families.back();
+  families.pop_back();
+  return fmt::format("{} and {}", join(families, ", "), last);
+}
+
+}  // namespace
+
+const std::vector<ArchTraits>& architectures() {
+  static const std::vector<ArchTraits> table = {
+      convnext("convnext_small"), convnext("convnext_tiny"), {"mlp", "MLPs"}, resnet("resnet101"), resnet("resnet18"), resnet("resnet34"),
+      resnet("resnet50"), {"small_cnn", "small CNNs"}, vit("vit_base_patch16"), vit("vit_large_patch16"), vit("vit_small_patch16"),
+      vit("vit_tiny_patch16"),
+  };
+  return table;
+}
+
+const ArchTraits* arch_traits(const std::string& name) {
+  for (const auto& arch : architectures())
+    if (arch.name == name) return &arch;
+  return nullptr;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& arch : architectures()) names.push_back(arch.name);
+  return names;
+}
+
+std::vector<KeyProblem> model_problems(const ModelSpec& spec) {
+  const ArchTraits* arch = arch_traits(spec.arch);
+  if (!arch) {
+    const std::string guess = closest_match(spec.arch, model_names());
+    return {{"model.arch", fmt::format("unknown model '{}'{}; known: {}", spec.arch,
+                                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(model_names(), ", "))}};
+  }
+  std::vector<KeyProblem> problems;
+  if (spec.small_stem && !arch->small_stem)
+    problems.push_back({"model.small_stem", fmt::format("only {} have it, not {}", families_with(&ArchTraits::small_stem), spec.arch)});
+  if (spec.drop_path > 0 && !arch->drop_path)
+    problems.push_back({"model.drop_path", fmt::format("only {} have it, not {}", families_with(&ArchTraits::drop_path), spec.arch)});
+  if (spec.grad_checkpointing && !arch->residual_blocks)
+    problems.push_back({"model.grad_checkpointing", fmt::format("{} has no residual blocks to recompute; {} do", spec.arch,
+                                                                families_with(&ArchTraits::residual_blocks))});
+  if (arch->patch > 0 && spec.image_size % arch->patch != 0)
+    problems.push_back({"model.image_size", fmt::format("{} is not a multiple of the patch size {} of {}", spec.image_size, arch->patch,
+                                                        spec.arch)});
+  return problems;
+}
+
+}  // namespace cvtrain

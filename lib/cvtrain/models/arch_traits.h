@@ -1,0 +1,36 @@
+// The model registry's facts about each architecture, known without building one: the switches it
+// takes, what its input size must be, and whose key names its weights use. Torch-free, so the
+// recipe checks (through LoadOptions::check_model) and the tools read them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cvtrain/recipe/recipe_loader.h"
+
+namespace cvtrain {
+
+enum class KeyNames { kCvtrain, kTorchvision, kTimm };  // whose state-dict names the weights use
+
+struct ArchTraits {
+  std::string name;              // model.arch
+  std::string family;            // plural, for messages: "ResNets", "ViTs", "ConvNeXts"
+  bool small_stem = false;       // model.small_stem
+  bool drop_path = false;        // model.drop_path (stochastic depth)
+  bool residual_blocks = false;  // model.grad_checkpointing recomputes them
+  int64_t patch = 0;             // model.image_size must be a multiple of it (0: any size)
+  KeyNames keys = KeyNames::kCvtrain;
+};
+
+// Every architecture build_model knows (tests check the two lists agree), sorted by name.
+const std::vector<ArchTraits>& architectures();
+// nullptr for a name no architecture has.
+const ArchTraits* arch_traits(const std::string& name);
+std::vector<std::string> model_names();
+
+// What is wrong with a model section for its architecture: an unknown name (with a guess), a
+// switch the architecture lacks, an image size its patches do not tile.
+std::vector<KeyProblem> model_problems(const ModelSpec& spec);
+
+}  // namespace cvtrain
