@@ -1,5 +1,6 @@
-// Runs a bash snippet for end-to-end tests, with $CVTRAIN set to the binary under test; output
-// (stdout and stderr) is captured through a file in the test's folder.
+// What every end-to-end test runs through: bash snippets with $CVTRAIN set to the binary under
+// test (and, through shell(), $RECIPE to the quickstart recipe), output (stdout and stderr)
+// captured through a file in the test's folder, and free rendezvous ports.
 #pragma once
 
 #include <arpa/inet.h>
@@ -20,6 +21,10 @@ struct ShellRun {
   int exit_code = -1;
   std::string output;
 };
+
+using Run = ShellRun;
+
+inline const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
 
 inline ShellRun run_shell(const std::string& script, const TempDir& dir) {
   const std::string path = dir.write("run.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\n" + script + "\n");
@@ -44,5 +49,10 @@ inline std::string random_port() {
     if (free) return std::to_string(port);
   }
 }
+
+// `script` with $RECIPE set to recipes/quickstart.yaml as well.
+inline ShellRun shell(const std::string& script, const TempDir& dir) { return run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
+
+inline std::string port() { return random_port(); }
 
 }  // namespace cvtrain::testing

@@ -4,10 +4,13 @@
 #include <ATen/ATen.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cvtrain/models/classifier.h"
+#include "cvtrain/models/safetensors.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain::testing {
@@ -34,6 +37,26 @@ inline std::vector<at::Tensor> mlp_weights(const std::string& path) {
   archive.load_from(path);
   model->load(archive);
   return model->parameters();
+}
+
+// The largest absolute difference between two lists of tensors, element by element.
+inline double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, (a[i].to(at::kDouble) - b[i].to(at::kDouble)).abs().max().item<double>());
+  return worst;
+}
+
+// Between the quickstart-shaped MLPs of two model.pt files.
+inline double max_mlp_difference(const std::string& a, const std::string& b) { return max_difference(mlp_weights(a), mlp_weights(b)); }
+
+// Between two safetensors files (a checkpoint's model.safetensors), tensor by name.
+inline double max_checkpoint_difference(const std::string& a, const std::string& b) {
+  std::map<std::string, at::Tensor> first;
+  for (auto& [name, tensor] : cvtrain::read_safetensors(a)) first.emplace(name, tensor);
+  double worst = 0;
+  for (auto& [name, tensor] : cvtrain::read_safetensors(b))
+    worst = std::max(worst, (first.at(name).to(at::kDouble) - tensor.to(at::kDouble)).abs().max().item<double>());
+  return worst;
 }
 
 }  // namespace cvtrain::testing

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tries scripts/slurm/cvtrain.sbatch under real Slurm on this one machine: installs Debian's slurmd,
 # slurmctld and munge, configures two one-CPU nodes (vm1, vm2) served by two slurmd daemons on this
-# host, and submits a 2-node job, one whose rank 1 crashes at step 3, and one preempted mid-run
+# host, and submits a 2-node job, one whose rank 1 crashes at step 3, a zero1 one (it must stay
+# zero1: the batch script turns only `single` into ddp), and one preempted mid-run
 # (SIGUSR1) that requeues itself and resumes. Changes /etc/slurm,
 # /etc/munge and /etc/hosts (vm1 and vm2 resolve to 127.0.0.1): for a throwaway machine only.
 set -euo pipefail
@@ -45,11 +46,13 @@ submit() {  # name, then extra sbatch-side environment as VAR=value words
   local name=$1; shift
   env "$@" sbatch --wait --nodes=2 --ntasks-per-node=1 --cpus-per-task=1 --gpus-per-node=0 --time=10 -o "$OUT/$name.out" \
     scripts/slurm/cvtrain.sbatch recipes/quickstart.yaml model.arch=mlp data.max_samples=2000 data.val= \
-    train.epochs=1 train.global_batch=64 output="$OUT/$name" > /dev/null && echo "$name: job succeeded" || echo "$name: job failed"
+    train.epochs=1 train.global_batch=64 output="$OUT/$name" ${SBATCH_EXTRA:-} > /dev/null && echo "$name: job succeeded" || echo "$name: job failed"
   grep -E "training|done|error" "$OUT/$name.out" | sed 's/^/  /'
 }
 submit two_nodes
 submit crashing_rank CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3
+# The recipe's strategy stays as it is under sbatch (only single becomes ddp): zero1 trains zero1.
+SBATCH_EXTRA="strategy=zero1" submit sharded
 
 # Preemption: SIGUSR1 to every rank mid-run (what --signal=USR1@180 does near the time limit); the
 # ranks save and exit 75, the script requeues, the requeued job resumes and finishes.

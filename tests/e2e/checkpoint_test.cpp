@@ -13,16 +13,15 @@
 #include "saved_models.h"
 
 using cvtrain::testing::mlp_weights;
+using cvtrain::testing::port;
+using cvtrain::testing::Run;
+using cvtrain::testing::shell;
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
 
-using Run = cvtrain::testing::ShellRun;
-Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
-std::string port() { return cvtrain::testing::random_port(); }
 
 // The "loss" of every per-step line of the metrics files, in order.
 std::vector<std::string> step_losses(const std::vector<std::string>& files) {

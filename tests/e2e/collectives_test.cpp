@@ -5,11 +5,11 @@
 #include "run_shell.h"
 
 using cvtrain::testing::random_port;
+using cvtrain::testing::shell;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-cvtrain::testing::ShellRun shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell(script, dir); }
 
 }  // namespace
 

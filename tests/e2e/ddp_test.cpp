@@ -14,29 +14,23 @@
 #include "saved_models.h"
 
 using cvtrain::testing::initial_mlp_weights;
+using cvtrain::testing::max_difference;
+using cvtrain::testing::max_mlp_difference;
+using cvtrain::testing::port;
+using cvtrain::testing::Run;
+using cvtrain::testing::shell;
 using cvtrain::testing::mlp_weights;
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
 // An MLP (no BatchNorm, no dropout) for 5 steps of 64 images: batch composition alone decides.
 const std::string kCommon =
     " model.arch=mlp data.max_samples=640 data.val= train.max_steps=5 train.global_batch=64 train.log_every=1"
     " optim.weight_decay=0.01 train.grad_clip=5";
 
-using Run = cvtrain::testing::ShellRun;
-Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
-std::string port() { return cvtrain::testing::random_port(); }
 
-double max_difference(const std::vector<at::Tensor>& wa, const std::vector<at::Tensor>& wb) {
-  double worst = 0;
-  for (size_t i = 0; i < wa.size(); ++i) worst = std::max(worst, (wa[i] - wb[i]).abs().max().item<double>());
-  return worst;
-}
-
-double max_difference(const std::string& a, const std::string& b) { return max_difference(mlp_weights(a), mlp_weights(b)); }
 
 }  // namespace
 
@@ -54,10 +48,10 @@ TEST_CASE("DDP with 2 ranks and accumulation equals one rank with the whole batc
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.output, Catch::Contains("(16 x 2 accumulation x 2 ranks)") && Catch::Contains("(32 x 1 accumulation x 2 ranks)"));
-  const double moved = max_difference(dir.file("single/model.pt"), dir.file("ddp2/model.pt"));
+  const double moved = max_mlp_difference(dir.file("single/model.pt"), dir.file("ddp2/model.pt"));
   CHECK(moved < 1e-5);
-  CHECK(max_difference(dir.file("single/model.pt"), dir.file("single_acc4/model.pt")) < 1e-5);
-  CHECK(max_difference(dir.file("single/model.pt"), dir.file("ddp2_acc2/model.pt")) < 1e-5);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("single_acc4/model.pt")) < 1e-5);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("ddp2_acc2/model.pt")) < 1e-5);
   // The comparisons mean something only if training moved the weights well beyond their tolerance.
   CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("single/model.pt"))) > 1e-3);
 }
@@ -80,8 +74,8 @@ TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[
       dir);
   INFO(run.output << read_text(dir.file("torchrun_1.log")) << read_text(dir.file("node_1.log")));
   REQUIRE(run.exit_code == 0);
-  CHECK(max_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
-  CHECK(max_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) < 1e-5);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) < 1e-5);
 }
 
 TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e][ranks][venv]") {
@@ -95,7 +89,7 @@ TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e][
                         dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
-  CHECK(max_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
 }
 
 TEST_CASE("a training rank that exits at step 3 stops the whole job at once", "[e2e][ranks]") {

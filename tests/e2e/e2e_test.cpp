@@ -9,6 +9,7 @@
 #include "image_files.h"
 #include "run_shell.h"
 
+using cvtrain::testing::kQuickstart;
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 using cvtrain::testing::write_red_blue_folder;
@@ -28,8 +29,6 @@ std::vector<double> numbers_after(const std::string& text, const std::string& ke
     values.push_back(std::stod((*it)[1]));
   return values;
 }
-
-const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
 
 }  // namespace
 

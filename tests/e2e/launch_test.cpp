@@ -7,12 +7,12 @@
 
 #include "run_shell.h"
 
+using cvtrain::testing::Run;
+using cvtrain::testing::shell;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-using Run = cvtrain::testing::ShellRun;
-Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell(script, dir); }
 
 // A marker unique to this test run, so leftover processes can be counted with pgrep.
 std::string marker() { return "cvtrain_marker_" + std::to_string(std::random_device{}()); }

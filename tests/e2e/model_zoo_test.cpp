@@ -11,14 +11,13 @@
 #include "image_files.h"
 #include "run_shell.h"
 
+using cvtrain::testing::shell;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-using Run = cvtrain::testing::ShellRun;
+using cvtrain::testing::Run;
 const std::string kSource = CVTRAIN_SOURCE_DIR;
-
-Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell(script, dir); }
 
 // One optimizer step of `arch` on 2-class JPEGs at 32 pixels; the run folder is dir/<arch>.
 std::string train_one_step(const TempDir& dir, const std::string& arch) {

@@ -12,13 +12,16 @@
 
 #include "cvtrain/models/safetensors.h"
 #include "run_shell.h"
+#include "saved_models.h"
 
+using cvtrain::testing::max_checkpoint_difference;
 using cvtrain::testing::read_text;
+using cvtrain::testing::Run;
+using cvtrain::testing::shell;
 using cvtrain::testing::TempDir;
 
 namespace {
 
-const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
 // 2 ranks x micro-batch 16 x accumulation 2 = 64 images per step; the gradient norm is clipped.
 const std::string kCommon =
     " data.max_samples=640 data.val= train.global_batch=64 train.micro_batch=16 train.log_every=1 train.grad_clip=0.5"
@@ -27,26 +30,15 @@ const std::string kMlp = " model.arch=mlp train.max_steps=5";
 const std::string kVit = " model.arch=vit_tiny_patch16 model.image_size=32 train.max_steps=3";
 const char* kStrategies[] = {"ddp", "zero1", "zero2", "fsdp"};
 
-using Run = cvtrain::testing::ShellRun;
-Run shell(const std::string& script, const TempDir& dir) { return cvtrain::testing::run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
 
 std::string train(const TempDir& dir, const std::string& name, const std::string& overrides) {
-  return "$CVTRAIN --recipe $RECIPE" + kCommon + overrides + " distributed.master_port=" + cvtrain::testing::random_port() +
+  return "$CVTRAIN --recipe $RECIPE" + kCommon + overrides + " distributed.master_port=" + cvtrain::testing::port() +
          " output=" + dir.file(name) + " > " + dir.file(name + ".log") + " 2>&1 || { echo \"" + name + " failed\"; tail -5 " +
          dir.file(name + ".log") + "; }\n";
 }
 
 std::string weights(const TempDir& dir, const std::string& run, int step) {
   return dir.file(run + "/checkpoints/step-" + std::string(8 - std::to_string(step).size(), '0') + std::to_string(step) + "/model.safetensors");
-}
-
-double max_difference(const std::string& a, const std::string& b) {
-  std::map<std::string, at::Tensor> first;
-  for (auto& [name, tensor] : cvtrain::read_safetensors(a)) first.emplace(name, tensor);
-  double worst = 0;
-  for (auto& [name, tensor] : cvtrain::read_safetensors(b))
-    worst = std::max(worst, (first.at(name).to(at::kDouble) - tensor.to(at::kDouble)).abs().max().item<double>());
-  return worst;
 }
 
 double epoch_value(const TempDir& dir, const std::string& run, const std::string& key) {
@@ -75,7 +67,7 @@ TEST_CASE("zero1, zero2 and fsdp equal ddp with SGD and AdamW, accumulation and 
     const int steps = name.rfind("mlp", 0) == 0 ? 5 : 3;
     for (const char* strategy : {"zero1", "zero2", "fsdp"}) {
       INFO(name << " " << strategy);
-      CHECK(max_difference(weights(dir, name + "_ddp", steps), weights(dir, name + "_" + strategy, steps)) < 1e-5);
+      CHECK(max_checkpoint_difference(weights(dir, name + "_ddp", steps), weights(dir, name + "_" + strategy, steps)) < 1e-5);
     }
   }
   // Per rank, 2 ranks: zero1 and zero2 keep half of ddp's Adam moments; fsdp half of its parameters too.
@@ -98,11 +90,11 @@ TEST_CASE("at world size 1 zero1, zero2 and fsdp run a real process group and st
   const Run run = shell(script, dir);
   INFO(run.output);
   REQUIRE(run.output.find("failed") == std::string::npos);
-  CHECK_THAT(read_text(dir.file("single.log")), Catch::Contains("on 1 x cpu (none)"));
+  CHECK_THAT(read_text(dir.file("single.log")), Catch::Contains("on 1 x cpu (none)") && Catch::Contains("strategy single"));
   for (const std::string strategy : {"zero1", "zero2", "fsdp"}) {
     INFO(strategy);
-    CHECK_THAT(read_text(dir.file(strategy + ".log")), Catch::Contains("on 1 x cpu (gloo)"));
-    CHECK(max_difference(weights(dir, "single", 3), weights(dir, strategy, 3)) == 0);
+    CHECK_THAT(read_text(dir.file(strategy + ".log")), Catch::Contains("on 1 x cpu (gloo)") && Catch::Contains("strategy " + strategy));
+    CHECK(max_checkpoint_difference(weights(dir, "single", 3), weights(dir, strategy, 3)) == 0);
   }
 }
 
@@ -125,6 +117,6 @@ TEST_CASE("a checkpoint of any strategy resumes under any other", "[e2e][ranks]"
     const std::string name = first + "_to_" + second;
     INFO(name << ": " << read_text(dir.file(name + ".log")));
     CHECK_THAT(read_text(dir.file(name + ".log")), Catch::Contains("resuming from"));
-    CHECK(max_difference(weights(dir, "straight", 5), weights(dir, name, 5)) < 1e-5);
+    CHECK(max_checkpoint_difference(weights(dir, "straight", 5), weights(dir, name, 5)) < 1e-5);
   }
 }

@@ -121,11 +121,11 @@ void Trainer::log_start() const {
   const TrainSpec& t = recipe_.train;
   log::info(
       "training {} ({:.2f} GFLOPs per image forward) on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} "
-      "images ({} x {} accumulation x {} ranks), precision {}",
+      "images ({} x {} accumulation x {} ranks), precision {}, strategy {}",
       recipe_.model.arch, run_.flops_per_image / 1e9,
       recipe_.data.format == DataFormat::kSynthetic ? std::string("synthetic device data") : recipe_.data.train, run_.data.train->size(),
       run_.data.train->num_classes(), rank_.world_size, run_.device.str(), run_.comm->backend(), run_.total_steps, t.global_batch,
-      t.micro_batch, t.accumulation, rank_.world_size, name_of(recipe_.precision));
+      t.micro_batch, t.accumulation, rank_.world_size, name_of(recipe_.precision), name_of(recipe_.strategy));
 }
 
 void Trainer::resume() {
