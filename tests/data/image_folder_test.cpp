@@ -100,3 +100,22 @@ TEST_CASE("a symbolic link to nothing in an ImageFolder is a sample that is name
   REQUIRE(set.size() == 2);
   CHECK_THROWS_WITH(set.read(1), Catch::Contains("2.jpg") && Catch::Contains("cannot open"));
 }
+
+TEST_CASE("storage that fails under a path that is there is an I/O error, not a recipe error", "[data]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("not_a_file.jpg"));
+  // Opening a folder for reading works; reading it fails (EISDIR), as a failing disk would.
+  CHECK_THROWS_AS(read_file_bytes(dir.file("not_a_file.jpg")), IoError);
+  CHECK_THROWS_WITH(read_file_bytes(dir.file("not_a_file.jpg")), Catch::Contains("not_a_file.jpg: read error"));
+  CHECK_THROWS_AS(read_file_bytes(dir.file("missing.jpg")), IoError);
+  // What a recipe can fix stays a plain Error, which the trainer reports as a recipe error.
+  std::filesystem::create_directories(dir.file("flat"));
+  try {
+    ImageFolderDataset set(dir.file("flat"), 0);
+    FAIL("expected an error");
+  } catch (const IoError&) {
+    FAIL("an empty folder is no I/O failure");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no class folders"));
+  }
+}

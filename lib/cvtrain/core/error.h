@@ -13,6 +13,13 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Storage failing under a path that is there (cannot open, list or read it): no recipe change
+// fixes it, so it is a runtime error (exit 1), never a recipe error, wherever it happens.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
 // One or more mistakes in a recipe or its overrides; each problem names its key and origin.
 class RecipeError : public Error {
  public:

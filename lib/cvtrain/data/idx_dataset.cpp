@@ -2,6 +2,9 @@
 #include "cvtrain/data/idx_dataset.h"
 
 #include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
 #include <zlib.h>
 
 #include <algorithm>
@@ -34,7 +37,7 @@ void read_exactly(gzFile file, void* out, size_t bytes, const std::string& path,
 
 IdxArray read_idx(const std::string& path) {
   std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), "rb"));
-  if (!file) throw Error(fmt::format("{}: cannot open", path));
+  if (!file) throw IoError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   uint8_t magic[4];
   read_exactly(file.get(), magic, 4, path, "header");
   if (magic[0] != 0 || magic[1] != 0 || magic[3] == 0 || magic[3] > 4)

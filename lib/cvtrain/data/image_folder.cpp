@@ -33,7 +33,7 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec))
     if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
-  if (ec) throw Error(fmt::format("{}: cannot list ({})", root, ec.message()));
+  if (ec) throw IoError(fmt::format("{}: cannot list ({})", root, ec.message()));
   std::sort(classes_.begin(), classes_.end());
   std::vector<std::string> dangling;
   if (classes_.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
@@ -52,7 +52,7 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
         dangling.push_back(entry.path().string());
       }
     }
-    if (ec) throw Error(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
+    if (ec) throw IoError(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
     if (files.empty()) throw Error(fmt::format("{}: class folder has no images", folder.string()));
     std::sort(files.begin(), files.end());
     for (auto& f : files) {
@@ -86,7 +86,7 @@ RawSample ImageFolderDataset::read(size_t index) const {
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  if (fd < 0) throw IoError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   struct stat st {};
   std::vector<uint8_t> bytes;
   if (::fstat(fd, &st) == 0) bytes.resize(static_cast<size_t>(st.st_size));
@@ -96,8 +96,8 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      if (n == 0) throw Error(fmt::format("{}: file shrank while being read", path));
-      throw Error(fmt::format("{}: read error ({})", path, std::strerror(err)));
+      if (n == 0) throw IoError(fmt::format("{}: file shrank while being read", path));
+      throw IoError(fmt::format("{}: read error ({})", path, std::strerror(err)));
     }
     filled += static_cast<size_t>(n);
   }

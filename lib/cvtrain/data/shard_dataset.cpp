@@ -50,7 +50,8 @@ void read_exactly(int fd, void* buffer, size_t size, uint64_t offset, const std:
   auto* p = static_cast<uint8_t*>(buffer);
   while (size > 0) {
     const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
-    if (n <= 0) throw Error(fmt::format("{}: short read at byte {} ({})", path, offset, n < 0 ? std::strerror(errno) : "end of file"));
+    if (n < 0) throw IoError(fmt::format("{}: read error at byte {} ({})", path, offset, std::strerror(errno)));
+    if (n == 0) throw Error(fmt::format("{}: short read at byte {} (end of file)", path, offset));
     p += n;
     size -= static_cast<size_t>(n);
     offset += static_cast<uint64_t>(n);
@@ -68,7 +69,7 @@ ShardDataset::ShardDataset(const std::string& dir, int64_t limit) : dir_(dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
     if (entry.path().extension() == ".cvts") shard_paths_.push_back(entry.path().string());
-  if (ec) throw Error(fmt::format("{}: cannot list ({})", dir, ec.message()));
+  if (ec) throw IoError(fmt::format("{}: cannot list ({})", dir, ec.message()));
   std::sort(shard_paths_.begin(), shard_paths_.end());
   if (shard_paths_.empty()) throw Error(fmt::format("{}: no shard-*.cvts files", dir));
   for (uint32_t k = 0; k < shard_paths_.size(); ++k) read_index(k);
@@ -89,7 +90,7 @@ ShardDataset::~ShardDataset() {
 void ShardDataset::read_index(uint32_t shard) {
   const std::string& path = shard_paths_[shard];
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  if (fd < 0) throw IoError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   fds_.push_back(fd);
   const off_t file_size = ::lseek(fd, 0, SEEK_END);
   if (file_size < static_cast<off_t>(kFooterBytes)) throw Error(fmt::format("{}: too short to be a shard", path));

@@ -78,11 +78,14 @@ std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKi
                            strategy != StrategyKind::kSingle, rank.agent_store, rank.attempt});
 }
 
-// Opens one of the recipe's datasets; what is wrong with it is a recipe error naming the key.
+// Opens one of the recipe's datasets; what is wrong with its contents is a recipe error naming the
+// key; storage that fails under it (IoError) stays a runtime error.
 std::unique_ptr<Dataset> open_recipe_dataset(const DataSpec& data, const char* key, const std::string& path, int64_t limit) {
   try {
     return open_dataset(data, path, limit);
   } catch (const RecipeError&) {
+    throw;
+  } catch (const IoError&) {
     throw;
   } catch (const Error& e) {
     throw RecipeError({fmt::format("{}: {}", key, e.what())});
