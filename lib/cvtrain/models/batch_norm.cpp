@@ -6,7 +6,7 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
-#include "cvtrain/models/checkpointing.h"
+#include "cvtrain/models/recompute.h"
 
 namespace cvtrain {
 namespace {

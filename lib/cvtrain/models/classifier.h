@@ -11,7 +11,7 @@
 namespace cvtrain {
 
 struct ModelSpec;
-class CheckpointableBlock;
+class RecomputableBlock;
 
 // Called around every residual block's forward: FSDP gathers the block's parameters before and
 // frees them after (and arranges to gather them again for backward).
@@ -33,13 +33,13 @@ class Classifier : public torch::nn::Module {
 
  protected:
   // Models register their blocks once, in forward order, and run each through run_block.
-  void add_block(torch::nn::Module& module, CheckpointableBlock& block);
+  void add_block(torch::nn::Module& module, RecomputableBlock& block);
   at::Tensor run_block(size_t index, const at::Tensor& input);
   bool grad_checkpointing_ = false;  // model.grad_checkpointing
 
  private:
   std::vector<torch::nn::Module*> block_modules_;
-  std::vector<CheckpointableBlock*> runnable_;
+  std::vector<RecomputableBlock*> runnable_;
   BlockHooks* hooks_ = nullptr;
 };
 

@@ -12,7 +12,7 @@
 #include <numeric>
 
 #include "cvtrain/models/architectures.h"
-#include "cvtrain/models/checkpointing.h"
+#include "cvtrain/models/recompute.h"
 #include "cvtrain/models/layers.h"
 #include "cvtrain/models/mlp.h"
 #include "cvtrain/recipe/recipe.h"
@@ -36,7 +36,7 @@ class LayerNorm2dImpl : public nn::LayerNormImpl {
 TORCH_MODULE(LayerNorm2d);
 
 // 7x7 depthwise convolution, LayerNorm and MLP on channels-last rows, layer scale, residual.
-class BlockImpl : public nn::Module, public CheckpointableBlock {
+class BlockImpl : public nn::Module, public RecomputableBlock {
  public:
   BlockImpl(int64_t width, double drop_path)
       : drop_path_(drop_path),

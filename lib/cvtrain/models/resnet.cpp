@@ -11,7 +11,7 @@
 
 #include "cvtrain/models/architectures.h"
 #include "cvtrain/models/batch_norm.h"
-#include "cvtrain/models/checkpointing.h"
+#include "cvtrain/models/recompute.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -24,7 +24,7 @@ nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
 }
 
 // BasicBlock (expansion 1) and Bottleneck (expansion 4, stride on the 3x3 as in torchvision v1.5).
-class BlockImpl : public nn::Module, public CheckpointableBlock {
+class BlockImpl : public nn::Module, public RecomputableBlock {
  public:
   BlockImpl(int64_t in, int64_t planes, int64_t stride, bool bottleneck) : bottleneck_(bottleneck) {
     const int64_t out = planes * (bottleneck ? 4 : 1);

@@ -11,7 +11,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/architectures.h"
-#include "cvtrain/models/checkpointing.h"
+#include "cvtrain/models/recompute.h"
 #include "cvtrain/models/layers.h"
 #include "cvtrain/models/mlp.h"
 #include "cvtrain/recipe/recipe.h"
@@ -48,7 +48,7 @@ class AttentionImpl : public nn::Module {
 };
 TORCH_MODULE(Attention);
 
-class BlockImpl : public nn::Module, public CheckpointableBlock {
+class BlockImpl : public nn::Module, public RecomputableBlock {
  public:
   BlockImpl(int64_t width, int64_t heads, double drop_path)
       : drop_path_(drop_path),

@@ -6,7 +6,7 @@
 
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/classifier.h"
-#include "cvtrain/parallel/replicated.h"
+#include "cvtrain/parallel/ddp_strategy.h"
 #include "cvtrain/parallel/sharded.h"
 
 namespace cvtrain {

@@ -1,7 +1,7 @@
-// run_checkpointed as a custom autograd function. Forward runs the block without recording a graph;
+// run_recomputed as a custom autograd function. Forward runs the block without recording a graph;
 // backward replays it with the same random-number state and autocast settings, then back-propagates
 // through the replay (parameter gradients accumulate, and their hooks fire, as in a plain backward).
-#include "cvtrain/models/checkpointing.h"
+#include "cvtrain/models/recompute.h"
 
 #include "cvtrain/models/classifier.h"
 
@@ -88,7 +88,7 @@ struct RecomputeFlag {
 };
 
 struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, CheckpointableBlock* block) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, RecomputableBlock* block) {
     const c10::DeviceType device = input.device().type();
     ctx->save_for_backward({input});
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
@@ -101,7 +101,7 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const at::Tensor input = ctx->get_saved_variables()[0].detach().requires_grad_(true);
-    auto* block = reinterpret_cast<CheckpointableBlock*>(ctx->saved_data["block"].toInt());
+    auto* block = reinterpret_cast<RecomputableBlock*>(ctx->saved_data["block"].toInt());
     const auto device_rng = ctx->saved_data.find("device_rng");
     at::Tensor output;
     {
@@ -120,7 +120,7 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
 
 }  // namespace
 
-at::Tensor run_checkpointed(CheckpointableBlock& block, const at::Tensor& input) {
+at::Tensor run_recomputed(RecomputableBlock& block, const at::Tensor& input) {
   if (!at::GradMode::is_enabled() || !input.requires_grad()) return block.forward_block(input);
   return CheckpointFunction::apply(input, &block);
 }
@@ -129,15 +129,15 @@ bool is_recomputing() { return t_recomputing; }
 
 // ---- Classifier's block runner (declared in classifier.h) ----
 
-void Classifier::add_block(torch::nn::Module& module, CheckpointableBlock& block) {
+void Classifier::add_block(torch::nn::Module& module, RecomputableBlock& block) {
   block_modules_.push_back(&module);
   runnable_.push_back(&block);
 }
 
 at::Tensor Classifier::run_block(size_t index, const at::Tensor& input) {
   if (hooks_) hooks_->before_block(index);
-  CheckpointableBlock& block = *runnable_[index];
-  at::Tensor output = grad_checkpointing_ ? run_checkpointed(block, input) : block.forward_block(input);
+  RecomputableBlock& block = *runnable_[index];
+  at::Tensor output = grad_checkpointing_ ? run_recomputed(block, input) : block.forward_block(input);
   return hooks_ ? hooks_->after_block(index, output) : output;
 }
 
