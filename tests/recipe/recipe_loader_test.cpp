@@ -275,3 +275,12 @@ TEST_CASE("strategy auto is single for one rank and ddp for more, and an explici
   two.overrides = {"strategy=single"};
   CHECK_THAT(problems_of(path, two)[0], Catch::Contains("'single' runs one process but the job has 2 ranks"));
 }
+
+TEST_CASE("a loaded recipe remembers where each key was set, for errors found later", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const Recipe r = load_recipe(path, no_path_checks({"model.num_classes=100"}));
+  CHECK(r.where("data.train") == path + ":1: data.train");
+  CHECK(r.where("model.num_classes") == "override 'model.num_classes=100': model.num_classes");
+  CHECK(r.where("model.in_channels") == "(default): model.in_channels");
+}

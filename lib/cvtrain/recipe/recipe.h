@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -165,6 +166,15 @@ struct Recipe {
   DistributedSpec distributed;
   CheckpointSpec checkpoint;
   std::string output = "runs/default";
+
+  // Where each key the files or overrides set came from ("recipes/a.yaml:12", "override 'x=1'"),
+  // so that errors found after loading (against the data) still name the line.
+  std::map<std::string, std::string> origins;
+  // "ORIGIN: KEY" for error messages ("(default): KEY" for a key no file or override set).
+  std::string where(const std::string& key) const {
+    const auto it = origins.find(key);
+    return (it == origins.end() ? std::string("(default)") : it->second) + ": " + key;
+  }
 };
 
 }  // namespace cvtrain

@@ -551,6 +551,7 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
       failed.insert(key);
     }
   }
+  for (const auto& [key, leaf] : tree) recipe.origins[key] = leaf.origin;
   CrossChecks checks(tree, failed, problems);
   cross_check(recipe, options, checks);
   problems.throw_if_any();

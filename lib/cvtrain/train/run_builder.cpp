@@ -79,50 +79,56 @@ std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKi
 }
 
 // Opens one of the recipe's datasets; what is wrong with its contents is a recipe error naming the
-// key; storage that fails under it (IoError) stays a runtime error.
-std::unique_ptr<Dataset> open_recipe_dataset(const DataSpec& data, const char* key, const std::string& path, int64_t limit) {
+// key and its origin; storage that fails under it (IoError) stays a runtime error.
+std::unique_ptr<Dataset> open_recipe_dataset(const Recipe& recipe, const char* key, const std::string& path, int64_t limit) {
   try {
-    return open_dataset(data, path, limit);
+    return open_dataset(recipe.data, path, limit);
   } catch (const RecipeError&) {
     throw;
   } catch (const IoError&) {
     throw;
   } catch (const Error& e) {
-    throw RecipeError({fmt::format("{}: {}", key, e.what())});
+    throw RecipeError({fmt::format("{}: {}", recipe.where(key), e.what())});
   }
 }
 
-// The data against the model section and the batch: every mismatch is a recipe error, raised
-// before the run folder is touched.
-void check_data_fits(const RunData& run_data, const DataSpec& data, const ModelSpec& model, int64_t global_batch) {
+// The data against the model section and the batch: every mismatch is a recipe error naming the
+// key's origin, raised before the run folder is touched.
+void check_data_fits(const RunData& run_data, const Recipe& recipe) {
   const Dataset& train = *run_data.train;
+  const DataSpec& data = recipe.data;
+  const ModelSpec& model = recipe.model;
   if (data.format != DataFormat::kSynthetic && data.mean.size() != static_cast<size_t>(train.channels()))
-    throw RecipeError(
-        {fmt::format("data.mean, data.std: {} value(s) each, but {} has {} channel(s); give one per channel{}", data.mean.size(),
-                     data.train, train.channels(), train.channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
+    throw RecipeError({fmt::format("{}, data.std: {} value(s) each, but {} has {} channel(s); give one per channel{}", recipe.where("data.mean"),
+                                   data.mean.size(), data.train, train.channels(),
+                                   train.channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
   if (train.num_classes() > model.num_classes)
-    throw RecipeError({fmt::format("model.num_classes: {} but {} has {} classes", model.num_classes, data.train, train.num_classes())});
+    throw RecipeError({fmt::format("{}: {} but {} has {} classes", recipe.where("model.num_classes"), model.num_classes, data.train,
+                                   train.num_classes())});
   if (model.in_channels != 0 && model.in_channels != train.channels())
-    throw RecipeError({fmt::format("model.in_channels: {} but the data has {} channel(s) (0 takes it from the data)", model.in_channels,
-                                   train.channels())});
-  if (static_cast<int64_t>(train.size()) < global_batch)
-    throw RecipeError({fmt::format("train.global_batch: {} is more than the {} training samples", global_batch, train.size())});
+    throw RecipeError({fmt::format("{}: {} but the data has {} channel(s) (0 takes it from the data)", recipe.where("model.in_channels"),
+                                   model.in_channels, train.channels())});
+  if (static_cast<int64_t>(train.size()) < recipe.train.global_batch)
+    throw RecipeError({fmt::format("{}: {} is more than the {} training samples", recipe.where("train.global_batch"),
+                                   recipe.train.global_batch, train.size())});
 }
 
-RunData open_run_data(const DataSpec& data, const ModelSpec& model, int64_t global_batch) {
+RunData open_run_data(const Recipe& recipe) {
+  const DataSpec& data = recipe.data;
+  const ModelSpec& model = recipe.model;
   RunData run_data;
   if (data.format == DataFormat::kSynthetic) {
     const int channels = model.in_channels > 0 ? static_cast<int>(model.in_channels) : 3;
     run_data.train = make_synthetic_dataset(data.max_samples > 0 ? data.max_samples : kSyntheticSamples, channels, model.num_classes);
   } else {
-    run_data.train = open_recipe_dataset(data, "data.train", data.train, data.max_samples);
+    run_data.train = open_recipe_dataset(recipe, "data.train", data.train, data.max_samples);
   }
   run_data.train_bad = std::make_unique<BadSamples>("data.train", run_data.train->size(), data.max_bad_fraction);
   if (!data.val.empty()) {
-    run_data.val = open_recipe_dataset(data, "data.val", data.val, data.max_val_samples);
+    run_data.val = open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   }
-  check_data_fits(run_data, data, model, global_batch);
+  check_data_fits(run_data, recipe);
   run_data.channels = run_data.train->channels();
   return run_data;
 }
@@ -242,7 +248,7 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   TrainingRun run;
   run.device = choose_device(recipe.device, rank);
   run.memory_at_start = current_memory_bytes(run.device);
-  run.data = open_run_data(recipe.data, recipe.model, recipe.train.global_batch);
+  run.data = open_run_data(recipe);
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
   run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
   if (rank.rank == 0) prepare_output(run, recipe);
