@@ -18,7 +18,7 @@ bundle() {
     "import os, importlib.util; print(os.path.join(os.path.dirname(importlib.util.find_spec('torch').origin), 'lib'))")
   [ -f build-gpu/build.ninja ] || cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCVTRAIN_WITH_IMGCODECS=OFF \
     -DCVTRAIN_BUILD_TESTS=OFF -DTORCH_CUDA_ARCH_LIST=9.0 > build-gpu.configure.log
-  ninja -C build-gpu -j "${CVTRAIN_JOBS:-2}" cvtrain | grep -v "^\[" || true
+  ninja -C build-gpu -j "${CVTRAIN_JOBS:-2}" cvtrain | { grep -v "^\[" || true; }  # a failed build fails the bundle (pipefail)
   rm -rf "$BUNDLE" && mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/data"
   cp build-gpu/apps/cvtrain "$BUNDLE/bin/"
   # Every library the binary needs except torch's own (the device has them) and the C runtime.
