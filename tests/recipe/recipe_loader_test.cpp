@@ -284,3 +284,17 @@ TEST_CASE("a loaded recipe remembers where each key was set, for errors found la
   CHECK(r.where("model.num_classes") == "override 'model.num_classes=100': model.num_classes");
   CHECK(r.where("model.in_channels") == "(default): model.in_channels");
 }
+
+TEST_CASE("checkpoint.resume reads auto, none or a folder, and prints back as written", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  CHECK(load_recipe(path, no_path_checks()).checkpoint.resume.mode == ResumeMode::kAuto);
+  CHECK(load_recipe(path, no_path_checks({"checkpoint.resume=none"})).checkpoint.resume.mode == ResumeMode::kNone);
+  const Recipe from_folder = load_recipe(path, no_path_checks({"checkpoint.resume=runs/a/checkpoints/step-00000010"}));
+  CHECK(from_folder.checkpoint.resume.mode == ResumeMode::kFolder);
+  CHECK(from_folder.checkpoint.resume.folder == "runs/a/checkpoints/step-00000010");
+  CHECK_THAT(recipe_to_yaml(from_folder), Catch::Contains("resume: runs/a/checkpoints/step-00000010\n"));
+  const std::vector<std::string> problems = problems_of(path, no_path_checks({"checkpoint.resume="}));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("checkpoint.resume: expected auto, none or the path of a checkpoint folder"));
+}

@@ -1,4 +1,4 @@
-// When checkpoints are due, and what checkpoint.resume asks for.
+// When checkpoints are due.
 #include <catch2/catch.hpp>
 
 #include "cvtrain/recipe/recipe.h"
@@ -26,10 +26,4 @@ TEST_CASE("checkpoints fall due every N steps, when the agreed minutes elapsed, 
   const CheckpointCadence timed(spec);
   CHECK_FALSE(timed.minutes_elapsed(89.9));
   CHECK(timed.minutes_elapsed(90));
-}
-
-TEST_CASE("checkpoint.resume: none, auto or a folder", "[train]") {
-  CHECK(resume_from("none") == ResumeFrom::kNothing);
-  CHECK(resume_from("auto") == ResumeFrom::kNewest);
-  CHECK(resume_from("runs/a/checkpoints/step-00000010") == ResumeFrom::kFolder);
 }

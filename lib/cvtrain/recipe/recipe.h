@@ -17,6 +17,7 @@ enum class DeviceKind { kAuto, kCpu, kCuda };
 enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
 enum class OptimizerKind { kSgd, kAdamw };
 enum class ScheduleKind { kCosine, kStep, kConstant };
+enum class ResumeMode { kAuto, kNone, kFolder };
 
 // The recipe's names of an enumeration's values, in the enumeration's order.
 template <class E>
@@ -146,11 +147,21 @@ struct DistributedSpec {
   double hang_timeout_s = 900;          // cvtrain's launcher stops a group whose ranks report no step this long; 0 = off
 };
 
+// checkpoint.resume: auto (the newest complete checkpoint in OUTPUT/checkpoints; a fresh start
+// when there is none) | none (always fresh) | the path of a checkpoint folder.
+struct ResumeChoice {
+  ResumeMode mode = ResumeMode::kAuto;
+  std::string folder;  // kFolder only
+
+  // The recipe's spelling: "auto", "none" or the folder.
+  std::string spelled() const { return mode == ResumeMode::kAuto ? "auto" : mode == ResumeMode::kNone ? "none" : folder; }
+};
+
 struct CheckpointSpec {
   int64_t every_steps = 0;     // 0: no step-based checkpoints (one is always written at the end)
   double every_minutes = 0;    // 0: no time-based checkpoints
   int64_t keep = 3;            // most recent complete checkpoints kept
-  std::string resume = "auto"; // auto (newest complete one in OUTPUT/checkpoints, if any) | none | PATH
+  ResumeChoice resume;         // auto | none | PATH
 };
 
 struct Recipe {

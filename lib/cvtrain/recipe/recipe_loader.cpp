@@ -192,6 +192,15 @@ MaybeError convert(const YAML::Node& n, E& out) {
   return fmt::format("'{}' is not one of: {}{}", name, join(choices, ", "), guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
 }
 
+MaybeError convert(const YAML::Node& n, ResumeChoice& out) {
+  std::string spelled;
+  if (auto e = convert(n, spelled)) return e;
+  if (spelled.empty()) return std::string("expected auto, none or the path of a checkpoint folder");
+  out.mode = spelled == "auto" ? ResumeMode::kAuto : spelled == "none" ? ResumeMode::kNone : ResumeMode::kFolder;
+  out.folder = out.mode == ResumeMode::kFolder ? spelled : std::string();
+  return std::nullopt;
+}
+
 MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
   if (!n.IsSequence()) return std::string("expected a list of numbers, e.g. [0.9, 0.999]");
   out.clear();
@@ -218,6 +227,8 @@ YAML::Node to_node(const T& value) {
     return YAML::Node(yaml_number(value));
   } else if constexpr (std::is_enum_v<T>) {
     return YAML::Node(name_of(value));
+  } else if constexpr (std::is_same_v<T, ResumeChoice>) {
+    return YAML::Node(value.spelled());
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (double v : value) node.push_back(to_node(v));
@@ -484,7 +495,6 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   std::error_code missing_file;
   if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
     check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
-  if (r.checkpoint.resume.empty()) check.fail("checkpoint.resume", "expected auto, none or the path of a checkpoint folder");
   if (options.check_paths && !synthetic) check_paths(r, check);
   if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())

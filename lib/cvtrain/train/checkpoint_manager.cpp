@@ -40,12 +40,12 @@ void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::
   since_save_.reset();
 }
 
-std::optional<ResumedRun> CheckpointManager::resume(const std::string& resume, Strategy& strategy, torch::optim::Optimizer& optimizer) {
-  std::string folder = resume;
-  switch (resume_from(resume)) {
-    case ResumeFrom::kNothing:
+std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, Strategy& strategy, torch::optim::Optimizer& optimizer) {
+  std::string folder = resume.folder;
+  switch (resume.mode) {
+    case ResumeMode::kNone:
       return std::nullopt;
-    case ResumeFrom::kNewest: {
+    case ResumeMode::kAuto: {
       at::Tensor chosen = at::full({1}, -1.0, at::TensorOptions(device_).dtype(at::kDouble));
       if (comm_.rank() == 0)
         if (const auto latest = files_.latest()) chosen.fill_(static_cast<double>(read_position(*latest).step));
@@ -55,7 +55,7 @@ std::optional<ResumedRun> CheckpointManager::resume(const std::string& resume, S
       folder = files_.folder_of(step);
       break;
     }
-    case ResumeFrom::kFolder:
+    case ResumeMode::kFolder:
       break;
   }
   const CheckpointContents saved = load_checkpoint(folder);

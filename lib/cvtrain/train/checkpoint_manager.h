@@ -23,6 +23,7 @@ class Communicator;
 class LossScaler;
 class Strategy;
 struct Recipe;
+struct ResumeChoice;
 
 struct ResumedRun {
   std::string folder;
@@ -43,7 +44,7 @@ class CheckpointManager {
 
   // Collective. Loads the checkpoint that checkpoint.resume names into the strategy's model and
   // optimizer (and the RNG states); nullopt for a fresh start.
-  std::optional<ResumedRun> resume(const std::string& resume, Strategy& strategy, torch::optim::Optimizer& optimizer);
+  std::optional<ResumedRun> resume(const ResumeChoice& resume, Strategy& strategy, torch::optim::Optimizer& optimizer);
 
   std::string folder_of(int64_t step) const { return files_.folder_of(step); }
   std::string last_complete() const;  // empty when none was saved yet

@@ -1,4 +1,4 @@
-// Checkpoint cadence and the resume choice (see checkpoint_policy.h).
+// Checkpoint cadence (see checkpoint_policy.h).
 #include "cvtrain/train/checkpoint_policy.h"
 
 #include "cvtrain/recipe/recipe.h"
@@ -13,12 +13,6 @@ bool CheckpointCadence::minutes_elapsed(double seconds_since_save) const {
 
 bool CheckpointCadence::due(int64_t step, bool minutes_elapsed_agreed, bool stop) const {
   return (every_steps_ > 0 && step % every_steps_ == 0) || minutes_elapsed_agreed || stop;
-}
-
-ResumeFrom resume_from(const std::string& resume) {
-  if (resume == "none") return ResumeFrom::kNothing;
-  if (resume == "auto") return ResumeFrom::kNewest;
-  return ResumeFrom::kFolder;
 }
 
 }  // namespace cvtrain

@@ -1,9 +1,8 @@
-// When a checkpoint is due and where a run resumes from: pure decisions on recipe values, apart
-// from the files and the collectives (train/checkpoint_manager.h), so they are unit-tested alone.
+// When a checkpoint is due: a pure decision on recipe values, apart from the files and the
+// collectives (train/checkpoint_manager.h), so it is unit-tested alone.
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace cvtrain {
 
@@ -23,10 +22,5 @@ class CheckpointCadence {
   int64_t every_steps_;
   double every_minutes_;
 };
-
-// checkpoint.resume: none starts fresh, auto the newest complete checkpoint of the run folder (a
-// fresh start when there is none), anything else names a checkpoint folder.
-enum class ResumeFrom { kNothing, kNewest, kFolder };
-ResumeFrom resume_from(const std::string& resume);
 
 }  // namespace cvtrain
