@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <random>
+#include <regex>
+#include <vector>
 #include <string>
 
 #include "temp_dir.h"
@@ -54,5 +56,14 @@ inline std::string random_port() {
 inline ShellRun shell(const std::string& script, const TempDir& dir) { return run_shell("RECIPE=" + kQuickstart + "\n" + script, dir); }
 
 inline std::string port() { return random_port(); }
+
+// Every number that follows `"key": ` in `text` (a metrics.jsonl or perf_summary.json), in order.
+inline std::vector<double> numbers_after(const std::string& text, const std::string& key) {
+  std::vector<double> values;
+  const std::regex pattern("\"" + key + "\": ([-0-9.eE+]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it)
+    values.push_back(std::stod((*it)[1]));
+  return values;
+}
 
 }  // namespace cvtrain::testing

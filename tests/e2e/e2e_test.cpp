@@ -10,6 +10,7 @@
 #include "run_shell.h"
 
 using cvtrain::testing::kQuickstart;
+using cvtrain::testing::numbers_after;
 using cvtrain::testing::read_text;
 using cvtrain::testing::TempDir;
 using cvtrain::testing::write_red_blue_folder;
@@ -20,14 +21,6 @@ using RunResult = cvtrain::testing::ShellRun;
 
 RunResult run_cvtrain(const std::string& arguments, const TempDir& dir) {
   return cvtrain::testing::run_shell("$CVTRAIN " + arguments, dir);
-}
-
-std::vector<double> numbers_after(const std::string& text, const std::string& key) {
-  std::vector<double> values;
-  const std::regex pattern("\"" + key + "\": ([-0-9.eE+]+)");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it)
-    values.push_back(std::stod((*it)[1]));
-  return values;
 }
 
 }  // namespace
@@ -260,10 +253,14 @@ TEST_CASE("an input-bound run is reported with the fraction of time spent waitin
                                         "train.log_every=1 output=" + dir.file("run"), dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("warning: input-bound:") && Catch::Contains("Raise data.workers (now 0"));
+  CHECK_THAT(run.output, Catch::Contains("warning: input-bound:") && Catch::Contains("data.workers: ") && Catch::Contains("(now 0"));
   const std::vector<double> wait = numbers_after(read_text(dir.file("run/metrics.jsonl")), "data_wait");
   REQUIRE_FALSE(wait.empty());
   CHECK(wait.back() > 0.25);  // ~0.95 on an idle machine; lenient for a loaded CI host
+  // The verdict of the run, for programs: the data phase and the key to change.
+  const std::string summary = read_text(dir.file("run/perf_summary.json"));
+  CHECK_THAT(summary, Catch::Contains("\"kind\": \"input_bound\"") && Catch::Contains("data.workers"));
+  CHECK(numbers_after(summary, "data").at(0) > 0.25);
 }
 
 TEST_CASE("synthetic data trains from device batches without files, and has no validation set", "[e2e]") {

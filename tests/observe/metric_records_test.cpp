@@ -1,10 +1,9 @@
 // The metrics.jsonl schema: field names and order of the train and epoch records, the epoch log
-// line, the interval arithmetic and the input-bound warning.
+// line and the interval arithmetic.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "cvtrain/observe/input_bound.h"
 #include "cvtrain/observe/interval_stats.h"
 #include "cvtrain/observe/metric_records.h"
 
@@ -48,10 +47,18 @@ TEST_CASE("an epoch record carries the memory report and, with validation data, 
         R"("peak_memory_mb_per_rank": "10.0 12.2"})");
   CHECK(r.log_line() ==
         "epoch 1 train loss 1.2500, 320 img/s, per rank: parameters 1.5 MB, optimizer state 3.0 MB, peak RSS 12 MB above start");
-  r.eval = EvalFigures{0.75, 0.875, 0.9375};
+  r.eval = EvalFigures{0.75, 0.875, 0.9375, 1.5};
   r.memory.device_allocator = true;
-  CHECK_THAT(to_json(r.to_record()), Catch::EndsWith(R"("val_loss": 0.75, "top1": 0.875, "top5": 0.9375})"));
+  CHECK_THAT(to_json(r.to_record()), Catch::EndsWith(R"("val_loss": 0.75, "top1": 0.875, "top5": 0.9375, "eval_s": 1.5})"));
   CHECK_THAT(r.log_line(), Catch::Contains("peak allocated 12 MB") && Catch::EndsWith(", val loss 0.7500 top-1 0.8750 top-5 0.9375"));
+  // With timed steps: the breakdown's fields after the memory report, and its line at the end.
+  PhaseSeconds step;
+  step[Phase::kForward] = 0.25;
+  step[Phase::kBackward] = 0.75;
+  r.breakdown.add_step(step);
+  CHECK_THAT(to_json(r.to_record()), Catch::Contains(R"("peak_memory_mb_per_rank": "10.0 12.2", "breakdown_steps": 1, "data_frac": 0, )"
+                                                     R"("data_s": 0, "copy_frac": 0, "copy_s": 0, "forward_frac": 0.25, "forward_s": 0.25, )"));
+  CHECK_THAT(r.log_line(), Catch::EndsWith("; step time: data 0% copy 0% forward 25% backward 75% comm 0% optimizer 0% other 0%"));
 }
 
 TEST_CASE("interval fractions are taken against the elapsed time given", "[observe]") {
@@ -69,15 +76,4 @@ TEST_CASE("interval fractions are taken against the elapsed time given", "[obser
   CHECK(stats.step_s(4.0) == 0);
   CHECK(std::isnan(mean_or_nan(1, 0)));
   CHECK(mean_or_nan(3, 2) == 1.5);
-}
-
-TEST_CASE("the input-bound warning comes at 20 % data wait, once per epoch, naming data.workers", "[observe]") {
-  InputBoundWarning warning;
-  CHECK_FALSE(warning.check(0.19, 0, 2, 16));
-  const auto said = warning.check(0.45, 0, 2, 16);
-  REQUIRE(said);
-  CHECK_THAT(*said, Catch::StartsWith("input-bound: 45% of step time waiting for data") &&
-                        Catch::Contains("data.workers (now 2; this node has 16 cores)") && Catch::Contains("cvtrain data pack --resize"));
-  CHECK_FALSE(warning.check(0.9, 0, 2, 16));
-  CHECK(warning.check(0.9, 1, 2, 16));
 }

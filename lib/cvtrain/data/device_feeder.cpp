@@ -74,6 +74,7 @@ DeviceFeeder::~DeviceFeeder() = default;
 std::optional<DeviceBatch> DeviceFeeder::next() {
   std::optional<Batch> host = loader_.next();
   if (!host) return std::nullopt;
+  arrived();
   if (host->images.size(3) != mean_.size(1))
     throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", mean_.size(1),
                             host->images.size(3)));

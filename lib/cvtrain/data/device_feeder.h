@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,6 +35,17 @@ class BatchSource {
   virtual ~BatchSource() = default;
   // The next batch on the device, or nullopt after the last.
   virtual std::optional<DeviceBatch> next() = 0;
+  // Called inside next() when the host batch has arrived, before it is copied and normalised:
+  // the step breakdown tells waiting for data from moving it.
+  void on_arrival(std::function<void()> hook) { arrival_ = std::move(hook); }
+
+ protected:
+  void arrived() const {
+    if (arrival_) arrival_();
+  }
+
+ private:
+  std::function<void()> arrival_;
 };
 
 class DeviceFeeder : public BatchSource {

@@ -18,11 +18,12 @@ namespace cvtrain {
 namespace {
 
 #if CVTRAIN_WITH_CUDA
-// The caching allocator's count of bytes in live tensors on the device.
-c10::CachingAllocator::Stat allocated(const c10::Device& device) {
+// The caching allocator's count of bytes in live tensors on the device, or reserved from it.
+c10::CachingAllocator::Stat allocated(const c10::Device& device, bool reserved = false) {
   at::globalContext().lazyInitDevice(c10::kCUDA);  // else the allocator has no statistics until a tensor exists
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-  return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+  const auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  return reserved ? stats.reserved_bytes[aggregate] : stats.allocated_bytes[aggregate];
 }
 #endif
 
@@ -36,6 +37,14 @@ int64_t peak_memory_bytes(const c10::Device& device) {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // kilobytes on Linux
+}
+
+int64_t peak_reserved_bytes(const c10::Device& device) {
+#if CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) return allocated(device, /*reserved=*/true).peak;
+#endif
+  (void)device;
+  return 0;
 }
 
 int64_t current_memory_bytes(const c10::Device& device) {

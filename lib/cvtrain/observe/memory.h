@@ -12,6 +12,10 @@ namespace cvtrain {
 // included, so compare runs rather than read it alone).
 int64_t peak_memory_bytes(const c10::Device& device);
 
+// CUDA: the caching allocator's peak of reserved bytes (what the device lost to this process's
+// allocator, the figure that runs out); 0 on CPU.
+int64_t peak_reserved_bytes(const c10::Device& device);
+
 // Memory in use now: CUDA allocated bytes, or the resident set size on CPU.
 int64_t current_memory_bytes(const c10::Device& device);
 

@@ -24,7 +24,24 @@ MetricRecord TrainRecord::to_record() const {
                       {"step_s", step_s},
                       {"train_tflops", train_tflops}};
   if (loss_scale) record.emplace_back("loss_scale", *loss_scale);
+  if (mfu) record.emplace_back("mfu", *mfu);
+  append_breakdown(breakdown, record);
+  if (ranks)
+    record.insert(record.end(), {{"rank_own_s_min", ranks->own.min},
+                                 {"rank_own_s_median", ranks->own.median},
+                                 {"rank_own_s_max", ranks->own.max},
+                                 {"slowest_rank", static_cast<int64_t>(ranks->slowest)},
+                                 {"slowest_rank_score", ranks->slowest_score}});
   return record;
+}
+
+void append_breakdown(const PhaseTotals& breakdown, MetricRecord& record) {
+  if (breakdown.steps() == 0) return;
+  record.emplace_back("breakdown_steps", breakdown.steps());
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    record.emplace_back(std::string(kPhaseNames[i]) + "_frac", breakdown.fraction(static_cast<Phase>(i)));
+    record.emplace_back(std::string(kPhaseNames[i]) + "_s", breakdown.mean_s(static_cast<Phase>(i)));
+  }
 }
 
 double MemoryReport::peak_mb() const {
@@ -54,7 +71,8 @@ MetricRecord EpochRecord::to_record() const {
                       {"bad_samples", bad_samples},
                       {"skipped_steps", skipped_steps}};
   memory.append_to(record);
-  if (eval) record.insert(record.end(), {{"val_loss", eval->loss}, {"top1", eval->top1}, {"top5", eval->top5}});
+  append_breakdown(breakdown, record);
+  if (eval) record.insert(record.end(), {{"val_loss", eval->loss}, {"top1", eval->top1}, {"top5", eval->top5}, {"eval_s", eval->seconds}});
   return record;
 }
 
@@ -62,6 +80,7 @@ std::string EpochRecord::log_line() const {
   std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch, train_loss, images_per_s);
   line += memory.describe();
   if (eval) line += fmt::format(", val loss {:.4f} top-1 {:.4f} top-5 {:.4f}", eval->loss, eval->top1, eval->top5);
+  if (breakdown.steps() > 0) line += "; step time: " + breakdown.describe();
   return line;
 }
 

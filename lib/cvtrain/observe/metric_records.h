@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cvtrain/observe/metrics_log.h"
+#include "cvtrain/observe/perf_monitor.h"
+#include "cvtrain/observe/step_phases.h"
 
 namespace cvtrain {
 
@@ -23,8 +25,15 @@ struct TrainRecord {
   double step_s = 0;
   double train_tflops = 0;           // achieved forward + backward rate of the job
   std::optional<double> loss_scale;  // fp16 only
+  std::optional<double> mfu;         // train_tflops / the device's peak, where the peak is known
+  PhaseTotals breakdown;             // the interval's finished steps (none: no fields)
+  std::optional<RankFigures> ranks;  // more than one rank
   MetricRecord to_record() const;
 };
+
+// The breakdown's fields: PHASE_frac (of the step time) and PHASE_s (seconds per step) for each
+// phase, and breakdown_steps; nothing when no step was timed.
+void append_breakdown(const PhaseTotals& breakdown, MetricRecord& record);
 
 // What each rank holds (parameters, optimizer state: rank 0's) and every rank's peak memory.
 struct MemoryReport {
@@ -39,6 +48,7 @@ struct MemoryReport {
 
 struct EvalFigures {
   double loss = 0, top1 = 0, top5 = 0;
+  double seconds = 0;  // the evaluation's wall time, outside the steps' breakdown
 };
 
 struct EpochRecord {
@@ -51,6 +61,7 @@ struct EpochRecord {
   int64_t bad_samples = 0;
   int64_t skipped_steps = 0;
   MemoryReport memory;
+  PhaseTotals breakdown;
   std::optional<EvalFigures> eval;
   MetricRecord to_record() const;
   std::string log_line() const;

@@ -164,6 +164,18 @@ struct CheckpointSpec {
   ResumeChoice resume;         // auto | none | PATH
 };
 
+// Profiling and bottleneck detection: the step breakdown, MFU, the rank comparison and the
+// verdicts' thresholds (README: "Where the time goes").
+struct ObserveSpec {
+  bool breakdown = true;           // per-phase step times (CUDA events read a few steps later; clocks on CPU)
+  double peak_tflops = 0;          // the device's dense peak for the precision in use; 0: cvtrain's table of known GPUs
+  double input_bound = 0.2;        // data-wait fraction for "input-bound" (TensorFlow's analyzer: 20 %; a quarter of it is "moderately")
+  double comm_bound = 0.2;         // exposed-communication fraction for "communication-bound"
+  double straggler_score = 0.85;   // a rank at less than this fraction of the fastest rank's speed is a straggler
+  int64_t chronic_windows = 3;     // logging windows in a row that make a straggler chronic, not a one-off stall
+  double memory_pressure = 0.9;    // peak reserved / device memory for "memory pressure"
+};
+
 struct Recipe {
   ModelSpec model;
   DataSpec data;
@@ -176,6 +188,7 @@ struct Recipe {
   DeviceKind device = DeviceKind::kAuto;          // auto | cpu | cuda
   DistributedSpec distributed;
   CheckpointSpec checkpoint;
+  ObserveSpec observe;
   std::string output = "runs/default";
 
   // Where each key the files or overrides set came from ("recipes/a.yaml:12", "override 'x=1'"),

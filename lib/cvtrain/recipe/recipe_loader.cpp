@@ -376,6 +376,13 @@ const std::vector<Field>& schema() {
       field(KEY(checkpoint.every_minutes), at_least(0)),
       field(KEY(checkpoint.keep), at_least(1)),
       field(KEY(checkpoint.resume)),
+      field(KEY(observe.breakdown)),
+      field(KEY(observe.peak_tflops), at_least(0)),
+      field(KEY(observe.input_bound), in_range(0.01, 1)),
+      field(KEY(observe.comm_bound), in_range(0.01, 1)),
+      field(KEY(observe.straggler_score), in_range(0.01, 1)),
+      field(KEY(observe.chronic_windows), at_least(1)),
+      field(KEY(observe.memory_pressure), in_range(0.01, 1)),
       field(KEY(output)),
   };
   return fields;

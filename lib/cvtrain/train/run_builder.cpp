@@ -10,7 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -26,6 +29,8 @@
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/flops.h"
 #include "cvtrain/models/pretrained.h"
+#include "cvtrain/observe/device_info.h"
+#include "cvtrain/observe/device_peaks.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/optim/lr_schedule.h"
@@ -238,6 +243,51 @@ void prepare_output(TrainingRun& run, const Recipe& recipe) {
   run.metrics = std::make_unique<MetricsLog>(run.folder->file("metrics.jsonl"));
 }
 
+// "rank R (host H, GPU g)" of every rank: one all-gather of each rank's host name and GPU.
+std::vector<std::string> gather_rank_labels(const RankInfo& rank, const c10::Device& device, Communicator& comm) {
+  constexpr int64_t kHostChars = 64, kRow = kHostChars + 1;
+  char host[kHostChars] = {};
+  if (gethostname(host, kHostChars - 1) != 0) std::snprintf(host, kHostChars, "unknown");
+  at::Tensor mine = at::zeros({kRow}, at::TensorOptions(device).dtype(at::kDouble));
+  at::Tensor row = at::zeros({kRow}, at::kDouble);
+  for (int64_t i = 0; i < kHostChars; ++i) row[i] = static_cast<double>(static_cast<unsigned char>(host[i]));
+  row[kHostChars] = device.is_cuda() ? static_cast<double>(device.index()) : -1.0;
+  mine.copy_(row);
+  at::Tensor all = at::zeros({rank.world_size * kRow}, mine.options());
+  if (rank.world_size > 1)
+    comm.all_gather(all, mine, "all-gather of the ranks' host names");
+  else
+    all.copy_(mine);
+  const at::Tensor on_host = all.cpu();
+  const double* v = on_host.data_ptr<double>();
+  std::vector<std::string> labels;
+  for (int r = 0; r < rank.world_size; ++r) {
+    std::string name;
+    for (int64_t i = 0; i < kHostChars && v[r * kRow + i] != 0; ++i) name += static_cast<char>(v[r * kRow + i]);
+    labels.push_back(rank_label(r, name, static_cast<int>(v[r * kRow + kHostChars])));
+  }
+  return labels;
+}
+
+// What the profiler knows of the job: the ranks' names, the device's peak for the precision in
+// use (observe.peak_tflops, else the table of known GPUs; never a guess for a CPU) and memory.
+PerfContext perf_context(const Recipe& recipe, const RankInfo& rank, const c10::Device& device, Communicator& comm) {
+  PerfContext c;
+  c.world_size = rank.world_size;
+  c.local_world_size = rank.local_world_size;
+  c.cores = std::thread::hardware_concurrency();
+  c.on_gpu = device.is_cuda();
+  c.device_name = device_name(device);
+  c.gpu_has_fast_bf16 = c.on_gpu && has_fast_bf16(compute_capability_major(device));
+  if (recipe.observe.peak_tflops > 0)
+    c.peak_tflops = recipe.observe.peak_tflops;
+  else if (c.on_gpu)
+    c.peak_tflops = known_peak_tflops(c.device_name, recipe.precision);
+  c.device_memory_bytes = device_memory_bytes(device);
+  c.rank_labels = gather_rank_labels(rank, device, comm);
+  return c;
+}
+
 }  // namespace
 
 TrainingRun::TrainingRun() = default;
@@ -266,6 +316,7 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
   build_optimization(run, recipe);
+  run.perf = perf_context(recipe, rank, run.device, *run.comm);
   return run;
 }
 

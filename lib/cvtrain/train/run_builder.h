@@ -12,6 +12,7 @@
 
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
+#include "cvtrain/observe/perf_monitor.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -59,6 +60,7 @@ struct TrainingRun {
   std::unique_ptr<LrSchedule> schedule;
   int64_t steps_per_epoch = 0;
   int64_t total_steps = 0;
+  PerfContext perf;  // every rank's host and GPU, the device's peak and memory
 };
 
 // Builds every part for `rank`. `recipe.train` gets train.micro_batch: auto resolved into it, so

@@ -35,6 +35,7 @@ StepSettings step_settings(const Recipe& recipe) {
   s.num_classes = recipe.model.num_classes;
   s.seed = static_cast<uint64_t>(recipe.train.seed);
   s.max_bad_steps = recipe.train.max_bad_steps;
+  s.breakdown = recipe.observe.breakdown;
   return s;
 }
 
@@ -42,6 +43,7 @@ TrainStep::TrainStep(StepParts parts, StepSettings settings)
     : parts_(parts),
       settings_(std::move(settings)),
       bad_steps_(settings_.max_bad_steps),
+      timer_(parts.device, settings_.breakdown),
       rank_(parts.comm.rank()),
       world_size_(parts.comm.world_size()) {}
 
@@ -49,6 +51,8 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   StepOutput out;
   Strategy& strategy = parts_.strategy;
   const int64_t accumulation = settings_.accumulation;
+  timer_.begin_step();
+  batches.on_arrival([this] { timer_.mark(Phase::kData); });
   parts_.optimizer.zero_grad(/*set_to_none=*/true);
   at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
   for (int64_t micro = 0; micro < accumulation; ++micro) {
@@ -56,12 +60,17 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
     std::optional<DeviceBatch> batch = batches.next();
     out.data_wait_s += wait.seconds();
     if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
-    strategy.before_forward();
+    timer_.mark(Phase::kCopy);
+    strategy.before_forward();  // fsdp: the all-gather of parameters
+    timer_.mark(Phase::kComm);
     const at::Tensor loss = forward_loss(*batch, input.epoch);
+    timer_.mark(Phase::kForward);
     const bool last = micro == accumulation - 1;
     strategy.before_backward(last);
     parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
-    strategy.after_backward(last);
+    timer_.mark(Phase::kBackward);
+    strategy.after_backward(last);  // waits for the gradient communication backward did not hide
+    timer_.mark(Phase::kComm);
     step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
   }
   const std::vector<at::Tensor> updated = optimizer_tensors();
@@ -71,7 +80,9 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   // Whole gradients in the model's order: the norm then sums exactly as
   // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
   const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
+  timer_.mark(Phase::kOptimizer);
   agree_on_control(step_loss, grad_norm, overflow, input, out);
+  timer_.mark(Phase::kComm);
   out.comm_wait_s = strategy.take_comm_wait_seconds();
   out.loss = step_loss;
   const bool non_finite = !out.applied;
@@ -81,9 +92,13 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
     bad_steps_.judge(false, false, parts_.scaler.enabled());
     set_learning_rate(parts_.optimizer, input.lr);
     parts_.optimizer.step();
-    strategy.after_step();
+    timer_.mark(Phase::kOptimizer);
+    strategy.after_step();  // zero1/zero2/fsdp: updated shards all-gathered
+    timer_.mark(Phase::kComm);
   }
   if (!out.give_up) parts_.scaler.update(non_finite);
+  timer_.mark(Phase::kOptimizer);
+  timer_.end_step();
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/bad_step_policy.h"
+#include "cvtrain/train/step_timer.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -68,6 +69,7 @@ struct StepSettings {
   int64_t num_classes = 0;
   uint64_t seed = 0;
   int64_t max_bad_steps = 10;
+  bool breakdown = true;  // observe.breakdown: time the step's phases
 };
 
 StepSettings step_settings(const Recipe& recipe);
@@ -77,6 +79,9 @@ class TrainStep {
   TrainStep(StepParts parts, StepSettings settings);
   StepOutput run(BatchSource& batches, const StepInput& input);
   const BadStepPolicy& bad_steps() const { return bad_steps_; }
+  // The phases of finished steps (observe/step_phases.h); each step's `other` is the time
+  // between the step before it and its start.
+  StepTimer& timer() { return timer_; }
 
  private:
   at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
@@ -89,6 +94,7 @@ class TrainStep {
   StepParts parts_;
   StepSettings settings_;
   BadStepPolicy bad_steps_;
+  StepTimer timer_;
   int rank_, world_size_;
 };
 

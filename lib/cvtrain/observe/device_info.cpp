@@ -1,0 +1,27 @@
+// CUDA device properties for the profiler (see device_info.h).
+#include "cvtrain/observe/device_info.h"
+
+#include "cvtrain/build_config.h"
+
+#if CVTRAIN_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+
+namespace cvtrain {
+
+std::string device_name(const c10::Device& device) {
+#if CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index())->name;
+#endif
+  return device.str();
+}
+
+int compute_capability_major(const c10::Device& device) {
+#if CVTRAIN_WITH_CUDA
+  if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index())->major;
+#endif
+  (void)device;
+  return 0;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,14 @@
+// What the profiler needs to know of a device: its name (to find its peak in the table of
+// observe/device_peaks.h) and its compute capability (whether it has fast bf16).
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <string>
+
+namespace cvtrain {
+
+std::string device_name(const c10::Device& device);  // "NVIDIA H200"; "cpu"
+int compute_capability_major(const c10::Device& device);  // 9 for Hopper; 0 on CPU
+
+}  // namespace cvtrain

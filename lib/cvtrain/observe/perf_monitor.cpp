@@ -1,0 +1,94 @@
+// Interval, epoch and run accounting of the step breakdown (see perf_monitor.h).
+#include "cvtrain/observe/perf_monitor.h"
+
+#include <fmt/format.h>
+
+namespace cvtrain {
+
+PerfMonitor::PerfMonitor(const Recipe& recipe, PerfContext context)
+    : recipe_(recipe), context_(std::move(context)), stragglers_(recipe.observe.straggler_score, recipe.observe.chronic_windows) {}
+
+void PerfMonitor::add_steps(const std::vector<PhaseSeconds>& steps) {
+  for (const PhaseSeconds& s : steps) {
+    interval_.add_step(s);
+    epoch_.add_step(s);
+    run_.add_step(s);
+    outliers_.add(s);
+  }
+}
+
+RankWindow PerfMonitor::interval_window() const {
+  RankWindow w;
+  for (size_t p = 0; p < kPhaseCount; ++p) w.seconds[p] = interval_.mean_s(static_cast<Phase>(p));
+  return w;
+}
+
+RankFigures PerfMonitor::compare(const std::vector<RankWindow>& windows, std::optional<std::string>& warning) {
+  const RankComparison c = compare_ranks(windows);
+  const double least_comm_s = c.phases[static_cast<size_t>(Phase::kComm)].min * static_cast<double>(interval_.steps());
+  least_comm_epoch_s_ += least_comm_s;
+  least_comm_run_s_ += least_comm_s;
+  const std::optional<StragglerFinding> found = stragglers_.observe(c);
+  if (found && found->windows_in_row == recipe_.observe.chronic_windows) {
+    const std::string who =
+        found->rank < static_cast<int>(context_.rank_labels.size()) ? context_.rank_labels[found->rank] : fmt::format("rank {}", found->rank);
+    warning = fmt::format("straggler: {} at {:.2f} of the fastest rank's speed for {} logging windows in a row, most of it in {}", who,
+                          found->score, found->windows_in_row, phase_name(found->phase));
+  }
+  return RankFigures{c.own, c.slowest, c.scores.empty() ? 1.0 : c.scores[c.slowest]};
+}
+
+std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double images_per_s, double tflops) {
+  if (warned_epoch_ == epoch || interval_.fraction(Phase::kData) < recipe_.observe.input_bound) return std::nullopt;
+  for (const Verdict& v : perf_verdicts(facts(interval_, 0, images_per_s, tflops, std::nullopt, false), recipe_))
+    if (v.kind == "input_bound") {
+      warned_epoch_ = epoch;
+      return v.message;
+    }
+  return std::nullopt;
+}
+
+std::vector<Verdict> PerfMonitor::epoch_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
+  return perf_verdicts(facts(epoch_, least_comm_epoch_s_, images_per_s, tflops, memory_fraction, false), recipe_);
+}
+
+std::vector<Verdict> PerfMonitor::run_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
+  return perf_verdicts(facts(run_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true), recipe_);
+}
+
+std::string PerfMonitor::summary_json(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
+  const PerfFacts f = facts(run_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true);
+  return perf_summary_json(f, perf_verdicts(f, recipe_));
+}
+
+std::optional<double> PerfMonitor::mfu(double tflops) const {
+  if (!context_.peak_tflops || *context_.peak_tflops <= 0) return std::nullopt;
+  return tflops / *context_.peak_tflops;
+}
+
+std::optional<double> PerfMonitor::memory_fraction(int64_t bytes) const {
+  if (context_.device_memory_bytes <= 0) return std::nullopt;
+  return static_cast<double>(bytes) / static_cast<double>(context_.device_memory_bytes);
+}
+
+PerfFacts PerfMonitor::facts(const PhaseTotals& phases, double least_comm_s, double images_per_s, double tflops,
+                             std::optional<double> memory_fraction, bool with_outliers) const {
+  PerfFacts f;
+  f.phases = phases;
+  if (context_.world_size > 1 && phases.sum().total() > 0) f.least_comm_fraction = least_comm_s / phases.sum().total();
+  f.images_per_s = images_per_s;
+  f.world_size = context_.world_size;
+  f.local_world_size = context_.local_world_size;
+  f.cores = context_.cores;
+  f.on_gpu = context_.on_gpu;
+  f.gpu_has_fast_bf16 = context_.gpu_has_fast_bf16;
+  f.peak_tflops = context_.peak_tflops;
+  f.tflops = tflops;
+  f.memory_fraction = memory_fraction;
+  f.straggler = stragglers_.worst();
+  f.rank_labels = context_.rank_labels;
+  if (with_outliers) f.outliers = outliers_;
+  return f;
+}
+
+}  // namespace cvtrain

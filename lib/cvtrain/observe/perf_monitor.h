@@ -1,0 +1,85 @@
+// The run's profile as it goes: steps' phase times in, per interval, epoch and run; the rank
+// comparison at each metrics line; the verdicts at each epoch and at the end. The trainer hands
+// steps and gathered windows in and takes record fields, log lines and perf_summary.json out.
+// Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cvtrain/observe/perf_verdicts.h"
+#include "cvtrain/observe/rank_comparison.h"
+#include "cvtrain/observe/step_phases.h"
+#include "cvtrain/recipe/recipe.h"
+
+namespace cvtrain {
+
+// What the monitor knows of the job and the device, found once when the run starts.
+struct PerfContext {
+  int world_size = 1;
+  int local_world_size = 1;
+  unsigned cores = 0;
+  bool on_gpu = false;
+  bool gpu_has_fast_bf16 = false;
+  std::string device_name;              // as CUDA names it; "cpu"
+  std::optional<double> peak_tflops;    // observe.peak_tflops, else the known GPU's, for the precision in use
+  int64_t device_memory_bytes = 0;      // 0 on CPU
+  std::vector<std::string> rank_labels;  // rank_label() of every rank
+};
+
+// The rank comparison of one window, for the metrics line.
+struct RankFigures {
+  PhaseSpread own;  // seconds per step of each rank's own work, over ranks
+  int slowest = 0;
+  double slowest_score = 1;
+};
+
+class PerfMonitor {
+ public:
+  PerfMonitor(const Recipe& recipe, PerfContext context);
+
+  void add_steps(const std::vector<PhaseSeconds>& steps);
+  const PhaseTotals& interval() const { return interval_; }
+  const PhaseTotals& epoch() const { return epoch_; }
+  void restart_interval() { interval_.restart(); }
+  void restart_epoch() {
+    epoch_.restart();
+    least_comm_epoch_s_ = 0;
+  }
+  // This rank's mean phase seconds per step in the interval, for the all-gather.
+  RankWindow interval_window() const;
+
+  // Rank 0, with every rank's window: the figures for the metrics line, and a warning line when
+  // a straggler turns chronic (a one-off stall stays in the metrics and the summary).
+  RankFigures compare(const std::vector<RankWindow>& windows, std::optional<std::string>& warning);
+
+  // The input-bound verdict of the interval, at most once per epoch.
+  std::optional<std::string> interval_warning(int64_t epoch, double images_per_s, double tflops);
+
+  // Verdicts over the epoch, or over the whole run.
+  std::vector<Verdict> epoch_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const;
+  std::vector<Verdict> run_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const;
+  std::string summary_json(double images_per_s, double tflops, std::optional<double> memory_fraction) const;
+  const PhaseTotals& run() const { return run_; }
+
+  std::optional<double> mfu(double tflops) const;
+  // The fraction of the device's memory that `bytes` are; nullopt on CPU.
+  std::optional<double> memory_fraction(int64_t bytes) const;
+
+ private:
+  PerfFacts facts(const PhaseTotals& phases, double least_comm_s, double images_per_s, double tflops,
+                  std::optional<double> memory_fraction, bool with_outliers) const;
+
+  const Recipe& recipe_;
+  PerfContext context_;
+  PhaseTotals interval_, epoch_, run_;
+  // Seconds of exposed communication of the least-waiting rank, summed over compared windows.
+  double least_comm_epoch_s_ = 0, least_comm_run_s_ = 0;
+  StepOutliers outliers_;
+  StragglerWatch stragglers_;
+  int64_t warned_epoch_ = -1;
+};
+
+}  // namespace cvtrain

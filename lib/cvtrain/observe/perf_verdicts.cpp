@@ -1,0 +1,180 @@
+// The verdicts' rules and wording (see perf_verdicts.h).
+#include "cvtrain/observe/perf_verdicts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cvtrain/core/text.h"
+#include "cvtrain/observe/metrics_log.h"
+
+namespace cvtrain {
+namespace {
+
+constexpr double kCopyBound = 0.1;        // copies should hide behind compute entirely
+constexpr double kModerateShare = 0.25;   // "moderately input-bound" from a quarter of observe.input_bound (5 % of 20 %)
+constexpr double kWorkerMargin = 1.1;     // headroom over the exact rate
+
+std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
+  const double data = f.phases.fraction(Phase::kData);
+  const double threshold = r.observe.input_bound;
+  if (data < kModerateShare * threshold) return std::nullopt;
+  const int64_t workers = r.data.workers;
+  const int64_t needed = workers_to_keep_up(workers, data);
+  const int64_t cores_per_rank = std::max<int64_t>(1, f.cores / static_cast<unsigned>(std::max(1, f.local_world_size)));
+  std::string advice;
+  if (needed <= cores_per_rank) {
+    advice = fmt::format("data.workers: {} would keep up (now {}; this node has {} cores for {} rank{})", needed, workers, f.cores,
+                         f.local_world_size, f.local_world_size == 1 ? "" : "s");
+  } else {
+    const std::string use_cores = workers >= cores_per_rank ? fmt::format("data.workers (now {}) already uses", workers)
+                                                            : fmt::format("data.workers: {} (now {}) uses", cores_per_rank, workers);
+    advice = fmt::format(
+        "{} this node's {} cores per rank, but keeping up needs about {} decode workers per rank: pack the data pre-resized "
+        "near model.image_size ({}) with `cvtrain data pack --resize`, so that each decode costs less",
+        use_cores, cores_per_rank, needed, r.model.image_size);
+  }
+  return Verdict{"input_bound", data,
+                 fmt::format("{}input-bound: {} of the step time waits for data; {}.", data >= threshold ? "" : "moderately ",
+                             percent(data), advice)};
+}
+
+std::optional<Verdict> copy_bound(const PerfFacts& f, const Recipe& r) {
+  const double copy = f.phases.fraction(Phase::kCopy);
+  if (copy < kCopyBound) return std::nullopt;
+  return Verdict{"copy_bound", copy,
+                 fmt::format("copy-bound: {} of the step time waits for batches to reach the device and be normalised; "
+                             "data.prefetch: {} lets copies run further ahead of the step.",
+                             percent(copy), std::min<int64_t>(64, 2 * r.data.prefetch))};
+}
+
+std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
+  const double comm = f.least_comm_fraction.value_or(f.phases.fraction(Phase::kComm));
+  if (f.world_size < 2 || comm < r.observe.comm_bound) return std::nullopt;
+  std::string advice = fmt::format("train.accumulation: {} communicates once per {} micro-batches", 2 * r.train.accumulation,
+                                   2 * r.train.accumulation);
+  if (r.strategy == StrategyKind::kDdp || r.strategy == StrategyKind::kZero1)
+    advice = fmt::format("distributed.bucket_mb: {:g} (now {:g}) starts fewer, larger all-reduces; or {}", 2 * r.distributed.bucket_mb,
+                         r.distributed.bucket_mb, advice);
+  return Verdict{"comm_bound", comm,
+                 fmt::format("communication-bound: {} of the step waits for communication that backward did not hide ({} ranks, "
+                             "strategy {}); {}.",
+                             percent(comm), f.world_size, name_of(r.strategy), advice)};
+}
+
+std::optional<Verdict> straggler(const PerfFacts& f) {
+  if (!f.straggler) return std::nullopt;
+  const StragglerFinding& s = *f.straggler;
+  const std::string who = s.rank < static_cast<int>(f.rank_labels.size()) ? f.rank_labels[s.rank] : fmt::format("rank {}", s.rank);
+  if (!s.chronic)
+    return Verdict{"stall", s.score,
+                   fmt::format("one-off stall: {} ran at {:.2f} of the fastest rank's speed for {} logging window{}, most of it in {}; "
+                               "not repeated, so nothing to change unless it comes back.",
+                               who, s.score, s.windows_in_row, s.windows_in_row == 1 ? "" : "s", phase_name(s.phase))};
+  return Verdict{"straggler", s.score,
+                 fmt::format("straggler: {} ran at {:.2f} of the fastest rank's speed for {} logging windows in a row, most of its extra "
+                             "time in {}; every other rank waits for it. Look at that host (other processes, clocks, thermals{}) or leave "
+                             "it out of the job.",
+                             who, s.score, s.windows_in_row, phase_name(s.phase),
+                             s.phase == Phase::kData ? ", its storage and cores" : "")};
+}
+
+std::optional<Verdict> step_outliers(const PerfFacts& f, const Recipe& r) {
+  const StepOutliers& o = f.outliers;
+  if (o.count() == 0) return std::nullopt;
+  std::string cause = "; their extra time lies inside the step";
+  if (o.between_steps() > 0)
+    cause = fmt::format("; {} of them between steps (checkpoints, evaluation, logging): checkpoint.every_steps (now {}) and "
+                        "checkpoint.every_minutes (now {:g}) set how often that happens",
+                        o.between_steps(), r.checkpoint.every_steps, r.checkpoint.every_minutes);
+  return Verdict{"step_outliers", static_cast<double>(o.count()),
+                 fmt::format("step outliers: {} step{} took longer than mean + 3 sigma (the longest {:.3f} s against a mean of {:.3f} s){}.",
+                             o.count(), o.count() == 1 ? "" : "s", o.longest_s(), o.mean_s(), cause)};
+}
+
+std::optional<Verdict> memory_pressure(const PerfFacts& f, const Recipe& r) {
+  if (!f.memory_fraction || *f.memory_fraction < r.observe.memory_pressure) return std::nullopt;
+  const std::string recompute = r.model.grad_checkpointing ? "" : "model.grad_checkpointing: true or ";
+  return Verdict{"memory_pressure", *f.memory_fraction,
+                 fmt::format("memory pressure: the peak reserved memory is {} of the device; {}a smaller train.micro_batch (now {}) "
+                             "leaves room and keeps the allocator from retrying.",
+                             percent(*f.memory_fraction), recompute, r.train.micro_batch)};
+}
+
+std::optional<Verdict> precision(const PerfFacts& f, const Recipe& r) {
+  if (!f.on_gpu || !f.gpu_has_fast_bf16 || (r.precision != Precision::kFp32 && r.precision != Precision::kTf32)) return std::nullopt;
+  return Verdict{"precision", 0,
+                 fmt::format("precision {} on a GPU with fast bf16: precision: bf16 runs matmuls and convolutions on tensor cores at "
+                             "several times the rate.",
+                             name_of(r.precision))};
+}
+
+}  // namespace
+
+void StepOutliers::add(const PhaseSeconds& step) {
+  if (++seen_ <= kWarmupSteps) return;
+  const double t = step.total();
+  if (samples_ >= kMinSamples) {
+    const double sigma = std::sqrt(m2_ / static_cast<double>(samples_ - 1));
+    if (t > mean_ + 3 * sigma) {
+      ++count_;
+      longest_s_ = std::max(longest_s_, t);
+      if (step[Phase::kOther] >= 0.5 * (t - mean_)) ++between_steps_;  // most of the excess lies between steps
+      return;  // an outlier does not move the baseline it is judged against
+    }
+  }
+  ++samples_;
+  const double delta = t - mean_;
+  mean_ += delta / static_cast<double>(samples_);
+  m2_ += delta * (t - mean_);
+}
+
+int64_t workers_to_keep_up(int64_t workers, double data_fraction) {
+  const double busy = std::max(0.05, 1 - data_fraction);
+  // Without workers the step decodes itself: its data time must move into workers running beside it.
+  const double exact = workers > 0 ? static_cast<double>(workers) / busy : data_fraction / busy;
+  return std::max<int64_t>(workers + 1, static_cast<int64_t>(std::ceil(kWorkerMargin * exact)));
+}
+
+std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe) {
+  std::vector<Verdict> verdicts;
+  for (auto v : {input_bound(facts, recipe), copy_bound(facts, recipe), comm_bound(facts, recipe), straggler(facts),
+                 step_outliers(facts, recipe), memory_pressure(facts, recipe), precision(facts, recipe)})
+    if (v) verdicts.push_back(std::move(*v));
+  return verdicts;
+}
+
+std::string perf_summary_json(const PerfFacts& f, const std::vector<Verdict>& verdicts) {
+  MetricRecord fractions, seconds;
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    fractions.emplace_back(kPhaseNames[i], f.phases.fraction(static_cast<Phase>(i)));
+    seconds.emplace_back(kPhaseNames[i], f.phases.mean_s(static_cast<Phase>(i)));
+  }
+  MetricRecord utilisation{{"steps", f.phases.steps()}, {"step_s", f.phases.step_s()}, {"images_per_s", f.images_per_s},
+                           {"tflops", f.tflops}};
+  if (f.peak_tflops) {
+    utilisation.emplace_back("peak_tflops", *f.peak_tflops);
+    utilisation.emplace_back("mfu", f.tflops / *f.peak_tflops);
+  }
+  if (f.memory_fraction) utilisation.emplace_back("memory_fraction", *f.memory_fraction);
+  std::string straggler = "null";
+  if (f.straggler)
+    straggler = to_json(MetricRecord{{"rank", static_cast<int64_t>(f.straggler->rank)},
+                                     {"label", f.straggler->rank < static_cast<int>(f.rank_labels.size()) ? f.rank_labels[f.straggler->rank]
+                                                                                                          : std::string()},
+                                     {"score", f.straggler->score},
+                                     {"phase", std::string(phase_name(f.straggler->phase))},
+                                     {"windows_in_row", f.straggler->windows_in_row}});
+  if (f.straggler) straggler.insert(straggler.size() - 1, f.straggler->chronic ? ", \"chronic\": true" : ", \"chronic\": false");
+  std::string list;
+  for (const Verdict& v : verdicts)
+    list += (list.empty() ? "" : ",\n    ") + to_json(MetricRecord{{"kind", v.kind}, {"value", v.value}, {"message", v.message}});
+  return fmt::format("{{\n  \"breakdown\": {},\n  \"breakdown_s\": {},\n  \"utilisation\": {},\n  \"straggler\": {},\n  \"verdicts\": [{}{}]\n}}\n",
+                     to_json(fractions), to_json(seconds), to_json(utilisation), straggler, list.empty() ? "" : "\n    ",
+                     list.empty() ? "" : list + "\n  ");
+}
+
+}  // namespace cvtrain

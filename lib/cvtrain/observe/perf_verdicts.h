@@ -1,0 +1,69 @@
+// Verdicts with advice: from a run's (or an epoch's) step breakdown, the rank comparison and the
+// memory figures, one sentence per bottleneck with its number and the recipe keys to change, and
+// perf_summary.json, the same verdicts for programs. Thresholds come from the recipe's observe
+// section (README: "Where the time goes"). Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cvtrain/observe/rank_comparison.h"
+#include "cvtrain/observe/step_phases.h"
+#include "cvtrain/recipe/recipe.h"
+
+namespace cvtrain {
+
+// Steps far slower than the rest: above mean + 3 sigma of the steps before them, after warm-up.
+class StepOutliers {
+ public:
+  static constexpr int64_t kWarmupSteps = 5;  // first steps: allocator, cuDNN autotuning, thread start
+  static constexpr int64_t kMinSamples = 10;  // steps measured before any can be an outlier
+  void add(const PhaseSeconds& step);
+  int64_t count() const { return count_; }
+  int64_t between_steps() const { return between_steps_; }  // outliers whose excess lies in `other`
+  double longest_s() const { return longest_s_; }
+  double mean_s() const { return mean_; }
+
+ private:
+  int64_t seen_ = 0, samples_ = 0, count_ = 0, between_steps_ = 0;
+  double mean_ = 0, m2_ = 0, longest_s_ = 0;  // Welford's running mean and squared deviations
+};
+
+// What the verdicts are judged on.
+struct PerfFacts {
+  PhaseTotals phases;        // rank 0's breakdown
+  // Over several ranks, the exposed-communication fraction of the rank that waited least: the
+  // others' extra wait is a straggler's doing, not the network's.
+  std::optional<double> least_comm_fraction;
+  double images_per_s = 0;   // the job's
+  int world_size = 1;
+  int local_world_size = 1;  // ranks on this node, sharing its cores
+  unsigned cores = 0;        // this node's
+  bool on_gpu = false;
+  bool gpu_has_fast_bf16 = false;
+  std::optional<double> peak_tflops;        // for the precision in use
+  double tflops = 0;                        // achieved, the job's
+  std::optional<double> memory_fraction;    // peak reserved / device memory, the largest over ranks
+  std::optional<StragglerFinding> straggler;
+  std::vector<std::string> rank_labels;     // rank_label() of every rank
+  StepOutliers outliers;
+};
+
+struct Verdict {
+  std::string kind;  // input_bound, copy_bound, comm_bound, straggler, stall, step_outliers, memory_pressure, precision
+  double value = 0;  // the number the verdict rests on (a fraction, a score, a count)
+  std::string message;
+};
+
+std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe);
+
+// The workers per rank that would feed the step without waiting, from `workers` that left it
+// waiting `data_fraction` of the time (each worker's rate measured by the wait itself).
+int64_t workers_to_keep_up(int64_t workers, double data_fraction);
+
+// perf_summary.json: the breakdown, utilisation, the straggler finding and the verdicts.
+std::string perf_summary_json(const PerfFacts& facts, const std::vector<Verdict>& verdicts);
+
+}  // namespace cvtrain

@@ -1,0 +1,84 @@
+// The profiler end to end: the step breakdown adds up to the measured step time in metrics.jsonl
+// and perf_summary.json, and a rank slowed from outside (SIGSTOP, as a busy or throttled host
+// would) is named as the straggler, without a trace.
+#include "torch_catch.h"
+
+#include <regex>
+
+#include "run_shell.h"
+
+using cvtrain::testing::numbers_after;
+using cvtrain::testing::read_text;
+using cvtrain::testing::shell;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+const char* kPhases[] = {"data", "copy", "forward", "backward", "comm", "optimizer", "other"};
+
+}  // namespace
+
+TEST_CASE("the step breakdown adds up to the measured step time, per interval and for the run", "[e2e]") {
+  TempDir dir;
+  const cvtrain::testing::Run run = shell("$CVTRAIN --recipe $RECIPE data.max_samples=3840 data.max_val_samples=200 train.epochs=1 "
+                                          "train.log_every=6 output=" + dir.file("run"),
+                                          dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
+  std::istringstream lines(metrics);
+  int checked = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"kind\": \"train\"") == std::string::npos || line.find("breakdown_steps") == std::string::npos) continue;
+    double seconds = 0, fractions = 0;
+    for (const char* phase : kPhases) {
+      seconds += numbers_after(line, std::string(phase) + "_s").at(0);
+      fractions += numbers_after(line, std::string(phase) + "_frac").at(0);
+    }
+    INFO(line);
+    CHECK(fractions == Approx(1.0).epsilon(1e-6));
+    CHECK(seconds == Approx(numbers_after(line, "step_s").at(0)).epsilon(0.1));  // the host clock's own step time
+    ++checked;
+  }
+  CHECK(checked == 5);  // 30 steps logged every 6
+  CHECK_THAT(run.output, Catch::Contains("; step time: data ") && Catch::Contains("where the step time went (30 steps"));
+  const std::string summary = read_text(dir.file("run/perf_summary.json"));
+  CHECK_THAT(summary, Catch::Contains("\"breakdown\": {\"data\": ") && Catch::Contains("\"steps\": 30"));
+  const std::vector<double> forward = numbers_after(summary, "forward"), backward = numbers_after(summary, "backward");
+  REQUIRE(forward.size() == 2);  // the fraction, then the seconds per step
+  CHECK(forward[0] + backward[0] > 0.5);  // a small CNN on CPU computes most of the time
+}
+
+TEST_CASE("a rank slowed from outside is named as a chronic straggler", "[e2e][ranks]") {
+  TempDir dir;
+  // Rank 1 is stopped for 60 ms of every 100 from outside while it trains; rank 0 then waits in
+  // communication, which is not its own time, so rank 1 scores far below the fastest.
+  const std::string script =
+      "$CVTRAIN --recipe $RECIPE data.max_samples=16000 data.val= train.epochs=1 train.log_every=10 distributed.nproc_per_node=2 "
+      "distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file("run") + " > " + dir.file("train.log") + " 2>&1 &\n"
+      "launcher=$!\n"
+      "rank1=\n"
+      "while [ -z \"$rank1\" ] && kill -0 $launcher 2>/dev/null; do\n"
+      "  for p in /proc/[0-9]*; do\n"
+      "    [ \"$(cut -d' ' -f4 $p/stat 2>/dev/null)\" = \"$launcher\" ] && tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -qx RANK=1 "
+      "&& rank1=${p#/proc/}\n"
+      "  done\n"
+      "  sleep 0.05\n"
+      "done\n"
+      "echo \"rank 1 is process $rank1\"\n"
+      "while kill -STOP $rank1 2>/dev/null; do sleep 0.06; kill -CONT $rank1 2>/dev/null; sleep 0.04; done\n"
+      "wait $launcher; echo \"exit $?\"\n";
+  const cvtrain::testing::Run run = shell(script, dir);
+  const std::string log = read_text(dir.file("train.log"));
+  INFO(run.output << log);
+  REQUIRE_THAT(run.output, Catch::Contains("exit 0"));
+  CHECK_THAT(log, Catch::Contains("warning: straggler: rank 1 (host "));
+  const std::string summary = read_text(dir.file("run/perf_summary.json"));
+  CHECK_THAT(summary, Catch::Contains("\"straggler\": {\"rank\": 1,") && Catch::Contains("\"chronic\": true"));
+  REQUIRE(numbers_after(summary, "score").size() == 1);
+  CHECK(numbers_after(summary, "score")[0] < 0.85);
+  // Rank 0's wait for rank 1 is not blamed on the network.
+  CHECK_THAT(summary, !Catch::Contains("\"comm_bound\""));
+  const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
+  CHECK(numbers_after(metrics, "slowest_rank_score").size() >= 5);
+}

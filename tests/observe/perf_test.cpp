@@ -1,0 +1,203 @@
+// The profiler's torch-free parts: phase arithmetic, the rank comparison and the straggler rule,
+// step outliers, the verdicts with their advice, perf_summary.json and the table of GPU peaks.
+#include <catch2/catch.hpp>
+
+#include "cvtrain/observe/device_peaks.h"
+#include "cvtrain/observe/perf_monitor.h"
+#include "cvtrain/observe/perf_verdicts.h"
+#include "cvtrain/observe/rank_comparison.h"
+#include "cvtrain/observe/step_phases.h"
+
+using namespace cvtrain;
+
+namespace {
+
+PhaseSeconds step_of(double data, double forward, double backward, double comm, double other = 0) {
+  PhaseSeconds s;
+  s[Phase::kData] = data;
+  s[Phase::kForward] = forward;
+  s[Phase::kBackward] = backward;
+  s[Phase::kComm] = comm;
+  s[Phase::kOther] = other;
+  return s;
+}
+
+bool has_verdict(const std::vector<Verdict>& verdicts, const std::string& kind) {
+  for (const auto& v : verdicts)
+    if (v.kind == kind) return true;
+  return false;
+}
+
+const Verdict& verdict(const std::vector<Verdict>& verdicts, const std::string& kind) {
+  for (const auto& v : verdicts)
+    if (v.kind == kind) return v;
+  FAIL("no verdict " << kind);
+  return verdicts.front();
+}
+
+}  // namespace
+
+TEST_CASE("phase totals give per-step means and fractions that add up to one", "[observe]") {
+  PhaseTotals totals;
+  CHECK(totals.fraction(Phase::kData) == 0);
+  totals.add_step(step_of(0.1, 0.2, 0.6, 0.1));
+  totals.add_step(step_of(0.3, 0.2, 0.6, 0.1, 0.8));
+  CHECK(totals.steps() == 2);
+  CHECK(totals.step_s() == Approx(1.5));
+  CHECK(totals.mean_s(Phase::kData) == Approx(0.2));
+  CHECK(totals.fraction(Phase::kBackward) == Approx(1.2 / 3.0));
+  double sum = 0;
+  for (size_t p = 0; p < kPhaseCount; ++p) sum += totals.fraction(static_cast<Phase>(p));
+  CHECK(sum == Approx(1.0));
+  CHECK(totals.largest() == Phase::kBackward);
+  CHECK(totals.describe() == "data 13% copy 0% forward 13% backward 40% comm 7% optimizer 0% other 27%");
+}
+
+TEST_CASE("the rank comparison scores own work, not the waits the fast ranks spend in collectives", "[observe]") {
+  // Rank 1 is slow in forward; ranks 0 and 2 wait for it in communication, so whole steps match.
+  const std::vector<RankWindow> ranks{step_of(0.01, 0.10, 0.20, 0.20), step_of(0.01, 0.30, 0.20, 0.0), step_of(0.01, 0.11, 0.20, 0.19)};
+  const RankComparison c = compare_ranks(ranks);
+  CHECK(c.slowest == 1);
+  CHECK(c.slow_phase == Phase::kForward);
+  CHECK(c.scores[0] == Approx(1.0));
+  CHECK(c.scores[1] == Approx(0.31 / 0.51));
+  CHECK(c.phases[static_cast<size_t>(Phase::kForward)].median == Approx(0.11));
+  CHECK(c.phases[static_cast<size_t>(Phase::kComm)].max == Approx(0.20));
+  CHECK(c.own.max == Approx(0.51));
+}
+
+TEST_CASE("a straggler in several windows in a row is chronic, one window is a stall", "[observe]") {
+  const std::vector<RankWindow> even{step_of(0.01, 0.1, 0.2, 0.01), step_of(0.01, 0.1, 0.2, 0.01)};
+  const std::vector<RankWindow> rank1_slow{step_of(0.01, 0.1, 0.2, 0.3), step_of(0.01, 0.4, 0.2, 0.0)};
+  StragglerWatch watch(0.85, 3);
+  CHECK_FALSE(watch.observe(compare_ranks(even)));
+  const auto once = watch.observe(compare_ranks(rank1_slow));
+  REQUIRE(once);
+  CHECK(once->rank == 1);
+  CHECK_FALSE(once->chronic);
+  CHECK_FALSE(watch.observe(compare_ranks(even)));  // the run of windows starts over
+  for (int i = 0; i < 2; ++i) CHECK_FALSE(watch.observe(compare_ranks(rank1_slow))->chronic);
+  const auto third = watch.observe(compare_ranks(rank1_slow));
+  CHECK(third->chronic);
+  CHECK(third->windows_in_row == 3);
+  CHECK(watch.worst()->windows_in_row == 3);
+  CHECK(rank_label(1, "node-7", 1) == "rank 1 (host node-7, GPU 1)");
+  CHECK(rank_label(0, "node-7", -1) == "rank 0 (host node-7)");
+}
+
+TEST_CASE("steps above mean + 3 sigma after warm-up are outliers, told apart by where the time went", "[observe]") {
+  StepOutliers outliers;
+  for (int i = 0; i < 30; ++i) outliers.add(step_of(0, 0.1 + 0.001 * (i % 3), 0.2, 0));
+  CHECK(outliers.count() == 0);
+  outliers.add(step_of(0, 0.1, 0.2, 0, 2.0));  // a checkpoint after the step
+  outliers.add(step_of(0, 1.5, 0.2, 0));       // a stall inside it
+  CHECK(outliers.count() == 2);
+  CHECK(outliers.between_steps() == 1);
+  CHECK(outliers.longest_s() == Approx(2.3));
+  CHECK(outliers.mean_s() == Approx(0.301).epsilon(0.01));
+}
+
+TEST_CASE("workers to keep up come from the measured wait", "[observe]") {
+  CHECK(workers_to_keep_up(2, 0.5) == 5);   // 2 / 0.5 = 4, with 10 % headroom
+  CHECK(workers_to_keep_up(4, 0.05) == 5);  // always at least one more than now
+  CHECK(workers_to_keep_up(0, 0.9) == 10);  // on the training thread: 0.9 / 0.1 = 9 workers' worth
+}
+
+TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]") {
+  Recipe recipe;
+  recipe.data.workers = 2;
+  recipe.strategy = StrategyKind::kDdp;
+  PerfFacts facts;
+  facts.cores = 16;
+  facts.world_size = 2;
+  facts.local_world_size = 2;
+  for (int i = 0; i < 10; ++i) facts.phases.add_step(step_of(0.5, 0.1, 0.2, 0.3));
+  const std::vector<Verdict> verdicts = perf_verdicts(facts, recipe);
+  const Verdict& input = verdict(verdicts, "input_bound");
+  CHECK(input.value == Approx(0.5 / 1.1));
+  CHECK_THAT(input.message, Catch::StartsWith("input-bound: 45% of the step time waits for data") &&
+                                Catch::Contains("data.workers: 5 would keep up (now 2; this node has 16 cores for 2 ranks)"));
+  CHECK_THAT(verdict(verdicts, "comm_bound").message,
+             Catch::Contains("27% of the step waits") && Catch::Contains("distributed.bucket_mb: 50 (now 25)"));
+  CHECK_FALSE(has_verdict(verdicts, "precision"));  // not on a GPU
+
+  SECTION("more workers than cores: pack the data pre-resized") {
+    facts.cores = 4;
+    CHECK_THAT(verdict(perf_verdicts(facts, recipe), "input_bound").message,
+               Catch::Contains("data.workers (now 2) already uses this node's 2 cores per rank") && Catch::Contains("cvtrain data pack --resize"));
+  }
+  SECTION("thresholds come from the recipe") {
+    recipe.observe.comm_bound = 0.5;
+    CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "comm_bound"));
+  }
+  SECTION("fp32 on a GPU with bf16, memory pressure, a chronic straggler") {
+    facts.on_gpu = facts.gpu_has_fast_bf16 = true;
+    facts.memory_fraction = 0.95;
+    facts.straggler = StragglerFinding{1, 0.6, Phase::kForward, 4, true};
+    facts.rank_labels = {rank_label(0, "a", 0), rank_label(1, "b", 1)};
+    const std::vector<Verdict> more = perf_verdicts(facts, recipe);
+    CHECK_THAT(verdict(more, "precision").message, Catch::Contains("precision: bf16"));
+    CHECK_THAT(verdict(more, "memory_pressure").message, Catch::Contains("95%") && Catch::Contains("model.grad_checkpointing: true"));
+    CHECK_THAT(verdict(more, "straggler").message, Catch::StartsWith("straggler: rank 1 (host b, GPU 1) ran at 0.60") &&
+                                                       Catch::Contains("4 logging windows in a row") && Catch::Contains("in forward"));
+  }
+}
+
+TEST_CASE("a quiet run gets no verdicts, and perf_summary.json holds the breakdown", "[observe]") {
+  Recipe recipe;
+  PerfFacts facts;
+  facts.cores = 8;
+  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0, 0.01));
+  facts.peak_tflops = 100;
+  facts.tflops = 25;
+  const std::vector<Verdict> none = perf_verdicts(facts, recipe);
+  CHECK(none.empty());
+  const std::string json = perf_summary_json(facts, none);
+  CHECK_THAT(json, Catch::Contains("\"breakdown\": {\"data\": ") && Catch::Contains("\"mfu\": 0.25") &&
+                       Catch::Contains("\"straggler\": null") && Catch::Contains("\"verdicts\": []"));
+}
+
+TEST_CASE("known GPUs have dense peaks per precision, unknown ones and CPUs none", "[observe]") {
+  CHECK(known_peak_tflops("NVIDIA H200", Precision::kBf16) == 989);
+  CHECK(known_peak_tflops("NVIDIA H100 80GB HBM3", Precision::kFp16) == 989);
+  CHECK(known_peak_tflops("NVIDIA H100 PCIe", Precision::kBf16) == 756);
+  CHECK(known_peak_tflops("NVIDIA A100-SXM4-80GB", Precision::kBf16) == 312);
+  CHECK(known_peak_tflops("NVIDIA A100-SXM4-80GB", Precision::kTf32) == 156);
+  CHECK(known_peak_tflops("NVIDIA A10", Precision::kBf16) == 125);
+  CHECK(known_peak_tflops("NVIDIA L40S", Precision::kBf16) == 362);
+  CHECK(known_peak_tflops("NVIDIA L4", Precision::kBf16) == 121);
+  CHECK_FALSE(known_peak_tflops("cpu", Precision::kFp32));
+  CHECK_FALSE(known_peak_tflops("Some Future GPU", Precision::kBf16));
+  CHECK(has_fast_bf16(8));
+  CHECK_FALSE(has_fast_bf16(7));
+}
+
+TEST_CASE("the monitor says an input-bound interval once per epoch and compares ranks", "[observe]") {
+  Recipe recipe;
+  recipe.data.workers = 1;
+  PerfContext context;
+  context.world_size = 2;
+  context.cores = 8;
+  context.rank_labels = {rank_label(0, "h", -1), rank_label(1, "h", -1)};
+  PerfMonitor monitor(recipe, context);
+  monitor.add_steps({step_of(0.4, 0.1, 0.2, 0.5), step_of(0.4, 0.1, 0.2, 0.5)});
+  CHECK(monitor.interval().steps() == 2);
+  CHECK(monitor.interval_window()[Phase::kData] == Approx(0.4));
+  const auto said = monitor.interval_warning(0, 100, 0);
+  REQUIRE(said);
+  CHECK_THAT(*said, Catch::StartsWith("input-bound: 33%") && Catch::Contains("data.workers: 2"));
+  CHECK_FALSE(monitor.interval_warning(0, 100, 0));
+  CHECK(monitor.interval_warning(1, 100, 0));
+  std::optional<std::string> warning;
+  const RankFigures figures = monitor.compare({step_of(0.01, 0.1, 0.2, 0.3), step_of(0.01, 0.4, 0.2, 0.0)}, warning);
+  CHECK(figures.slowest == 1);
+  CHECK(figures.slowest_score == Approx(0.31 / 0.61));
+  CHECK_FALSE(warning);  // one window is not yet chronic
+  for (int i = 0; i < 2; ++i) monitor.compare({step_of(0.01, 0.1, 0.2, 0.3), step_of(0.01, 0.4, 0.2, 0.0)}, warning);
+  REQUIRE(warning);
+  CHECK_THAT(*warning, Catch::StartsWith("straggler: rank 1 (host h) at 0.51") && Catch::Contains("3 logging windows in a row"));
+  // Rank 0's communication is its wait for rank 1: the least-waiting rank's (none) is what counts.
+  CHECK_FALSE(has_verdict(monitor.run_verdicts(100, 0, std::nullopt), "comm_bound"));
+  CHECK_FALSE(monitor.mfu(10));
+  CHECK_FALSE(monitor.memory_fraction(100));
+}
