@@ -86,22 +86,22 @@ TEST_CASE("training variants run to completion with the schedule they ask for", 
   };
   const std::vector<Case> cases = {
       {"bf16 AdamW with accumulation, clipping and a step schedule",
-       "precision=bf16 optim.name=adamw optim.lr=0.002 optim.weight_decay=0.05 train.global_batch=64 train.micro_batch=32"
+       "precision=bf16 optim.name=adamw optim.lr=0.002 optim.weight_decay=0.05 train.global_batch=32 train.micro_batch=16"
        " schedule.name=step schedule.milestones=[0.5] train.grad_clip=1.0"},
       {"resnet18 with a small stem and pad-crop augmentation",
-       "model.arch=resnet18 model.small_stem=true augment.random_crop_padding=2 train.global_batch=64 data.workers=0"},
+       "model.arch=resnet18 model.small_stem=true augment.random_crop_padding=2 train.global_batch=32 data.workers=0"},
   };
   for (const auto& c : cases) {
     TempDir dir;
     const RunResult run = run_cvtrain("--recipe " + kQuickstart + " " + c.overrides +
-                                          " data.max_samples=640 data.max_val_samples=200 train.epochs=1 train.log_every=1"
+                                          " data.max_samples=320 data.max_val_samples=100 train.epochs=1 train.log_every=1"
                                           " output=" + dir.file("run"),
                                       dir);
     INFO(c.name << "\n" << run.output);
     REQUIRE(run.exit_code == 0);
     const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
     const std::vector<double> losses = numbers_after(metrics, "loss");
-    REQUIRE(losses.size() == 10);  // 10 steps of 64 images, each logged
+    REQUIRE(losses.size() == 10);  // 10 steps of 32 images, each logged
     for (double loss : losses) CHECK(std::isfinite(loss));
     const std::vector<double> val_loss = numbers_after(metrics, "val_loss");
     REQUIRE(val_loss.size() == 1);

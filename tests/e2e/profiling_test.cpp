@@ -54,7 +54,7 @@ TEST_CASE("a rank slowed from outside is named as a chronic straggler", "[e2e][r
   // Rank 1 is stopped for 60 ms of every 100 from outside while it trains; rank 0 then waits in
   // communication, which is not its own time, so rank 1 scores far below the fastest.
   const std::string script =
-      "$CVTRAIN --recipe $RECIPE data.max_samples=16000 data.val= train.epochs=1 train.log_every=10 distributed.nproc_per_node=2 "
+      "$CVTRAIN --recipe $RECIPE data.max_samples=7680 data.val= train.epochs=1 train.log_every=6 distributed.nproc_per_node=2 "
       "distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file("run") + " > " + dir.file("train.log") + " 2>&1 &\n"
       "launcher=$!\n"
       "rank1=\n"
