@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <thread>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -24,7 +23,6 @@
 #include "cvtrain/observe/interval_stats.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/observe/metric_records.h"
-#include "cvtrain/observe/perf_monitor.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/parallel/strategy.h"
@@ -35,6 +33,7 @@
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/run_profiler.h"
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/train_step.h"
 
@@ -62,9 +61,6 @@ class Trainer {
   void resume();
   double train_epoch(int64_t epoch, int64_t first_batch);
   void report_interval(int64_t epoch, bool log_now);
-  void add_profile(int64_t epoch, TrainRecord& record);
-  std::vector<RankWindow> gather_windows();
-  void report_profile();
   void save_or_stop(const StepOutput& out);
   void save_checkpoint() { checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_); }
   MemoryReport memory_report();
@@ -81,7 +77,7 @@ class Trainer {
   TrainPosition position_;
   // What it reports (rank 0 writes).
   ProgressDisplay progress_;
-  PerfMonitor perf_;
+  RunProfiler profiler_;
   IntervalStats interval_, epoch_stats_;
   LossSum interval_loss_;
   double epoch_seconds_ = 0;
@@ -96,7 +92,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
             step_settings(recipe_)),
       checkpoints_(recipe_, *run_.comm, run_.device),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
-      perf_(recipe_, run_.perf),
+      profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image),
       interval_loss_(run_.device) {}
 
 TrainSummary Trainer::run() {
@@ -116,7 +112,7 @@ TrainSummary Trainer::run() {
   summary.seconds = total.seconds();
   run_.strategy->gather_parameters();
   if (rank_.rank == 0) save_model(summary.seconds);
-  if (rank_.rank == 0) report_profile();
+  if (rank_.rank == 0) profiler_.report_run(run_.folder->file("perf_summary.json"));
   run_.comm->barrier("final barrier");  // no rank leaves (and tears down the group) while another still needs it
   return summary;
 }
@@ -156,8 +152,7 @@ double Trainer::train_epoch(int64_t epoch, int64_t first_batch) {
   run_.model->train();
   epoch_stats_.restart();
   interval_.restart();
-  perf_.restart_epoch();
-  step_.timer().break_sequence();  // the evaluation before this epoch is in its own record (eval_s)
+  profiler_.start_epoch(step_.timer());
   LossSum epoch_loss(run_.device);
   interval_loss_ = LossSum(run_.device);
   for (int64_t s = first_batch; s < run_.steps_per_epoch && position_.step < run_.total_steps; ++s) {
@@ -165,7 +160,7 @@ double Trainer::train_epoch(int64_t epoch, int64_t first_batch) {
     report_step_started(step);  // for the supervisor's hang watch
     const StepOutput out = step_.run(*input.source, StepInput{step, epoch, run_.schedule->at(step - 1), position_.skipped_steps});
     if (out.give_up) throw Error(step_.bad_steps().give_up_message(step, checkpoints_.last_complete()));
-    perf_.add_steps(step_.timer().take_finished());
+    profiler_.after_step(step_.timer());
     // A step skipped for overflowing fp16 gradients still had a finite loss, which belongs in the
     // means; a non-finite loss would poison every mean after it.
     if (!out.loss_non_finite) {
@@ -213,52 +208,10 @@ void Trainer::report_interval(int64_t epoch, bool log_now) {
   record.step_s = interval_.step_s(elapsed);
   record.train_tflops = 3 * run_.flops_per_image * record.images_per_s / 1e12;  // forward + backward is about 3 forwards
   if (run_.scaler->enabled()) record.loss_scale = run_.scaler->state().scale;
-  add_profile(epoch, record);
+  profiler_.complete(epoch, record);
   if (run_.metrics) run_.metrics->write(record.to_record());
   interval_.restart();
   interval_loss_ = LossSum(run_.device);
-}
-
-// The interval's step breakdown, MFU, and (collective) the ranks compared; rank 0 warns of an
-// input-bound interval or a straggler.
-void Trainer::add_profile(int64_t epoch, TrainRecord& record) {
-  record.mfu = perf_.mfu(record.train_tflops);
-  if (!recipe_.observe.breakdown) return;
-  record.breakdown = perf_.interval();
-  std::optional<std::string> straggler;
-  if (rank_.world_size > 1) {
-    const std::vector<RankWindow> windows = gather_windows();
-    if (rank_.rank == 0 && perf_.interval().steps() > 0) record.ranks = perf_.compare(windows, straggler);
-  }
-  if (rank_.rank == 0) {
-    if (auto warning = perf_.interval_warning(epoch, record.images_per_s, record.train_tflops)) log::warn("{}", *warning);
-    if (straggler) log::warn("{}", *straggler);
-  }
-  perf_.restart_interval();
-}
-
-// Every rank's mean phase seconds per step in this interval: one small all-gather.
-std::vector<RankWindow> Trainer::gather_windows() {
-  const RankWindow mine = perf_.interval_window();
-  const at::Tensor local = at::tensor(std::vector<double>(mine.seconds.begin(), mine.seconds.end()), at::kDouble).to(run_.device);
-  at::Tensor all = at::zeros({rank_.world_size * static_cast<int64_t>(kPhaseCount)}, local.options());
-  run_.comm->all_gather(all, local, "all-gather of the step breakdown");
-  const at::Tensor host = all.cpu();
-  std::vector<RankWindow> windows(static_cast<size_t>(rank_.world_size));
-  for (size_t r = 0; r < windows.size(); ++r)
-    for (size_t p = 0; p < kPhaseCount; ++p) windows[r].seconds[p] = host.data_ptr<double>()[r * kPhaseCount + p];
-  return windows;
-}
-
-// Rank 0 at the end: where the time went, the verdicts, and the same in perf_summary.json.
-void Trainer::report_profile() {
-  if (!recipe_.observe.breakdown || perf_.run().steps() == 0) return;
-  const double images_per_s = static_cast<double>(recipe_.train.global_batch) / std::max(perf_.run().step_s(), 1e-9);
-  const double tflops = 3 * run_.flops_per_image * images_per_s / 1e12;
-  const std::optional<double> memory = perf_.memory_fraction(peak_reserved_bytes(run_.device));
-  log::info("where the step time went ({} steps, {:.3f} s each): {}", perf_.run().steps(), perf_.run().step_s(), perf_.run().describe());
-  for (const Verdict& v : perf_.run_verdicts(images_per_s, tflops, memory)) log::warn("{}", v.message);
-  write_file_atomically(run_.folder->file("perf_summary.json"), perf_.summary_json(images_per_s, tflops, memory));
 }
 
 // After a step: a checkpoint when one is due, and a clean stop when a signal asked for it.
@@ -294,7 +247,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
   record.bad_samples = static_cast<int64_t>(run_.data.train_bad->count());
   record.skipped_steps = position_.skipped_steps;
   record.memory = memory_report();
-  record.breakdown = perf_.epoch();
+  profiler_.complete(record);
   if (run_.data.val) {
     run_.strategy->sync_buffers();
     LoaderOptions eval_loader = run_.loader;
@@ -310,10 +263,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
   if (rank_.rank != 0) return;
   run_.metrics->write(record.to_record());
   log::info("{}", record.log_line());
-  if (!recipe_.observe.breakdown) return;
-  const double tflops = 3 * run_.flops_per_image * record.images_per_s / 1e12;
-  for (const Verdict& v : perf_.epoch_verdicts(record.images_per_s, tflops, perf_.memory_fraction(peak_reserved_bytes(run_.device))))
-    log::info("epoch {}: {}", epoch + 1, v.message);
+  profiler_.report_epoch(record);
 }
 
 // model.pt through a temporary name and a rename, as every other artifact of a run: a crash while

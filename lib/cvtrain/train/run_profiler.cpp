@@ -1,0 +1,80 @@
+// The profiler's hooks in the loop (see run_profiler.h).
+#include "cvtrain/train/run_profiler.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "cvtrain/core/log.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/observe/memory.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/run_directory.h"
+#include "cvtrain/train/step_timer.h"
+
+namespace cvtrain {
+
+RunProfiler::RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image)
+    : recipe_(recipe),
+      monitor_(recipe, std::move(context)),
+      comm_(comm),
+      device_(device),
+      flops_per_image_(flops_per_image),
+      enabled_(recipe.observe.breakdown) {}
+
+void RunProfiler::start_epoch(StepTimer& timer) {
+  monitor_.restart_epoch();
+  timer.break_sequence();  // the evaluation before this epoch is in its own record (eval_s)
+}
+
+void RunProfiler::after_step(StepTimer& timer) { monitor_.add_steps(timer.take_finished()); }
+
+void RunProfiler::complete(int64_t epoch, TrainRecord& record) {
+  record.mfu = monitor_.mfu(record.train_tflops);
+  if (!enabled_) return;
+  record.breakdown = monitor_.interval();
+  std::optional<std::string> straggler;
+  if (comm_.world_size() > 1) {
+    const std::vector<RankWindow> windows = gather_windows();
+    if (comm_.rank() == 0 && monitor_.interval().steps() > 0) record.ranks = monitor_.compare(windows, straggler);
+  }
+  if (comm_.rank() == 0) {
+    if (auto warning = monitor_.interval_warning(epoch, record.images_per_s, record.train_tflops)) log::warn("{}", *warning);
+    if (straggler) log::warn("{}", *straggler);
+  }
+  monitor_.restart_interval();
+}
+
+void RunProfiler::complete(EpochRecord& record) const { record.breakdown = monitor_.epoch(); }
+
+void RunProfiler::report_epoch(const EpochRecord& record) const {
+  if (!enabled_) return;
+  for (const Verdict& v : monitor_.epoch_verdicts(record.images_per_s, tflops(record.images_per_s), memory_fraction()))
+    log::info("epoch {}: {}", record.epoch, v.message);
+}
+
+void RunProfiler::report_run(const std::string& summary_path) const {
+  const PhaseTotals& run = monitor_.run();
+  if (!enabled_ || run.steps() == 0) return;
+  const double images_per_s = static_cast<double>(recipe_.train.global_batch) / std::max(run.step_s(), 1e-9);
+  log::info("where the step time went ({} steps, {:.3f} s each): {}", run.steps(), run.step_s(), run.describe());
+  for (const Verdict& v : monitor_.run_verdicts(images_per_s, tflops(images_per_s), memory_fraction())) log::warn("{}", v.message);
+  write_file_atomically(summary_path, monitor_.summary_json(images_per_s, tflops(images_per_s), memory_fraction()));
+}
+
+// Every rank's mean phase seconds per step in this interval: one small all-gather.
+std::vector<RankWindow> RunProfiler::gather_windows() {
+  const RankWindow mine = monitor_.interval_window();
+  const at::Tensor local = at::tensor(std::vector<double>(mine.seconds.begin(), mine.seconds.end()), at::kDouble).to(device_);
+  at::Tensor all = at::zeros({comm_.world_size() * static_cast<int64_t>(kPhaseCount)}, local.options());
+  comm_.all_gather(all, local, "all-gather of the step breakdown");
+  const at::Tensor host = all.cpu();
+  const double* values = host.data_ptr<double>();
+  std::vector<RankWindow> windows(static_cast<size_t>(comm_.world_size()));
+  for (size_t r = 0; r < windows.size(); ++r) std::copy_n(values + r * kPhaseCount, kPhaseCount, windows[r].seconds.begin());
+  return windows;
+}
+
+std::optional<double> RunProfiler::memory_fraction() const { return monitor_.memory_fraction(peak_reserved_bytes(device_)); }
+
+}  // namespace cvtrain

@@ -1,0 +1,51 @@
+// The profiler's place in the loop: it takes each step's phase times from the step's timer, adds
+// the breakdown, MFU and (one all-gather) the rank comparison to every metrics line, the epoch's
+// breakdown and verdicts to the epoch record, and at the end writes the run's summary and
+// perf_summary.json. The rules themselves live in observe/ (perf_monitor.h).
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cvtrain/observe/metric_records.h"
+#include "cvtrain/observe/perf_monitor.h"
+
+namespace cvtrain {
+
+class Communicator;
+class StepTimer;
+struct Recipe;
+
+class RunProfiler {
+ public:
+  // `recipe` and `comm` outlive the profiler; `flops_per_image` is the model's forward.
+  RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image);
+
+  void start_epoch(StepTimer& timer);
+  void after_step(StepTimer& timer);
+  // Collective (every rank at the same steps): fills the record's profile fields on rank 0 and
+  // warns of an input-bound interval or a chronic straggler.
+  void complete(int64_t epoch, TrainRecord& record);
+  void complete(EpochRecord& record) const;
+  // Rank 0, after the epoch's line: its verdicts.
+  void report_epoch(const EpochRecord& record) const;
+  // Rank 0, at the end: where the time went, the verdicts, and perf_summary.json at `summary_path`.
+  void report_run(const std::string& summary_path) const;
+
+ private:
+  std::vector<RankWindow> gather_windows();
+  double tflops(double images_per_s) const { return 3 * flops_per_image_ * images_per_s / 1e12; }  // forward + backward ~ 3 forwards
+  std::optional<double> memory_fraction() const;
+
+  const Recipe& recipe_;
+  PerfMonitor monitor_;
+  Communicator& comm_;
+  c10::Device device_;
+  double flops_per_image_;
+  bool enabled_;
+};
+
+}  // namespace cvtrain
