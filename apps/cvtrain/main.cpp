@@ -91,6 +91,7 @@ int launch_ranks(const cvtrain::Recipe& recipe, int argc, char** argv) {
   command.insert(command.end(), argv + 1, argv + argc);
   cvtrain::SupervisorOptions options;
   options.hang_timeout_s = recipe.distributed.hang_timeout_s;
+  options.grace_s = recipe.distributed.stop_grace_s;
   return cvtrain::run_with_restarts(cvtrain::launch_plan_of(recipe.distributed, world_size(recipe)), command, options,
                                     static_cast<int>(recipe.distributed.max_restarts));
 }

@@ -88,7 +88,7 @@ TEST_CASE("resuming 2 ranks on 1 continues the same samples with the same global
 
 TEST_CASE("SIGTERM to the launcher: every rank finishes its step, one checkpoint, exit 75, then resume", "[e2e][ranks]") {
   TempDir dir;
-  const std::string common = " data.max_samples=1280 data.val= train.max_steps=60 train.global_batch=64 train.log_every=1"
+  const std::string common = " data.max_samples=1280 data.val= train.max_steps=30 train.global_batch=64 train.log_every=1"
                              " strategy=ddp distributed.nproc_per_node=2";
   const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("straight") +
                             " || exit 1\n"
@@ -109,7 +109,7 @@ TEST_CASE("SIGTERM to the launcher: every rank finishes its step, one checkpoint
   CHECK_THAT(run.output, Catch::Contains("stopped with 75") && Catch::Contains("stopped on request after step") &&
                              Catch::Contains("resuming from"));
   CHECK_THAT(run.output, !Catch::Contains("LEFT BEHIND"));
-  const std::string final_weights = "/checkpoints/step-00000060/model.safetensors";
+  const std::string final_weights = "/checkpoints/step-00000030/model.safetensors";
   CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("sig") + final_weights));
 }
 
@@ -243,7 +243,7 @@ TEST_CASE("a collective that times out names itself and the rank on every waitin
   // The hang watch is off: the collective's own timeout (distributed.timeout_s) has to catch it.
   const Run run = shell("CVTRAIN_HANG_RANK=1 CVTRAIN_HANG_STEP=4 timeout -s KILL 120 $CVTRAIN --recipe $RECIPE model.arch=mlp data.max_samples=1280 "
                         "data.val= train.max_steps=40 train.global_batch=64 strategy=ddp distributed.nproc_per_node=2 "
-                        "distributed.hang_timeout_s=0 distributed.timeout_s=3 distributed.master_port=" + port() + " output=" +
+                        "distributed.hang_timeout_s=0 distributed.timeout_s=3 distributed.stop_grace_s=1 distributed.master_port=" + port() + " output=" +
                             dir.file("run"),
                         dir);
   INFO(run.output);

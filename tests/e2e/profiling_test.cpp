@@ -16,6 +16,19 @@ namespace {
 
 const char* kPhases[] = {"data", "copy", "forward", "backward", "comm", "optimizer", "other"};
 
+// Bash that sets $rank1 to the process of rank 1 among the children of $launcher (the rank with
+// RANK=1 in its environment), waiting until it exists.
+const std::string kFindRank1 =
+    "rank1=\n"
+    "while [ -z \"$rank1\" ] && kill -0 $launcher 2>/dev/null; do\n"
+    "  for p in /proc/[0-9]*; do\n"
+    "    [ \"$(cut -d' ' -f4 $p/stat 2>/dev/null)\" = \"$launcher\" ] && tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -qx RANK=1 "
+    "&& rank1=${p#/proc/}\n"
+    "  done\n"
+    "  sleep 0.05\n"
+    "done\n"
+    "echo \"rank 1 is process $rank1\"\n";
+
 }  // namespace
 
 TEST_CASE("the step breakdown adds up to the measured step time, per interval and for the run", "[e2e]") {
@@ -57,15 +70,7 @@ TEST_CASE("a rank slowed from outside is named as a chronic straggler", "[e2e][r
       "$CVTRAIN --recipe $RECIPE data.max_samples=7680 data.val= train.epochs=1 train.log_every=6 distributed.nproc_per_node=2 "
       "distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file("run") + " > " + dir.file("train.log") + " 2>&1 &\n"
       "launcher=$!\n"
-      "rank1=\n"
-      "while [ -z \"$rank1\" ] && kill -0 $launcher 2>/dev/null; do\n"
-      "  for p in /proc/[0-9]*; do\n"
-      "    [ \"$(cut -d' ' -f4 $p/stat 2>/dev/null)\" = \"$launcher\" ] && tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -qx RANK=1 "
-      "&& rank1=${p#/proc/}\n"
-      "  done\n"
-      "  sleep 0.05\n"
-      "done\n"
-      "echo \"rank 1 is process $rank1\"\n"
+      + kFindRank1 +
       "while kill -STOP $rank1 2>/dev/null; do sleep 0.06; kill -CONT $rank1 2>/dev/null; sleep 0.04; done\n"
       "wait $launcher; echo \"exit $?\"\n";
   const cvtrain::testing::Run run = shell(script, dir);
@@ -81,4 +86,26 @@ TEST_CASE("a rank slowed from outside is named as a chronic straggler", "[e2e][r
   CHECK_THAT(summary, !Catch::Contains("\"comm_bound\""));
   const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
   CHECK(numbers_after(metrics, "slowest_rank_score").size() >= 5);
+}
+
+TEST_CASE("a rank stopped from outside is named with the phase it stopped in and what the others wait in", "[e2e][ranks]") {
+  TempDir dir;
+  // Rank 1 gets SIGSTOP once it trains, for good: the hang watch must name it, where it stopped,
+  // and the phase where rank 0 waits for it.
+  const std::string script =
+      "$CVTRAIN --recipe $RECIPE data.max_samples=12800 data.val= train.epochs=1 train.log_every=10 distributed.nproc_per_node=2 "
+      "distributed.hang_timeout_s=3 distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file("run") + " > " +
+      dir.file("train.log") + " 2>&1 &\n"
+      "launcher=$!\n"
+      "for i in $(seq 600); do grep -q '\"step\": 10,' " + dir.file("run/metrics.jsonl") + " 2>/dev/null && break; sleep 0.05; done\n"
+      + kFindRank1 + "kill -STOP $rank1\n"
+      "timeout -s KILL 120 tail --pid=$launcher -f /dev/null\n"
+      "wait $launcher; echo \"exit $?\"\n";
+  const cvtrain::testing::Run run = shell(script, dir);
+  const std::string log = read_text(dir.file("train.log"));
+  INFO(run.output << log);
+  CHECK_THAT(run.output, Catch::Contains("exit 124"));
+  const std::regex named(
+      "rank 1 made no progress for 3 s, (inside step [0-9]+, in [a-z]+|after step [0-9]+), while the others are inside step [0-9]+, in comm");
+  CHECK(std::regex_search(log, named));
 }

@@ -32,12 +32,19 @@ void report(int64_t value) {
 
 }  // namespace
 
-void report_step_started(int64_t step) { report(2 * step - 1); }
-void report_step_done(int64_t step) { report(2 * step); }
+constexpr int64_t kPerStep = 16;  // room for "started" and every phase
+static_assert(kPhaseCount + 2 <= kPerStep);
+
+void report_step_started(int64_t step) { report(kPerStep * (step - 1) + 1); }
+void report_step_done(int64_t step) { report(kPerStep * step); }
+void report_phase(int64_t step, Phase phase) { report(kPerStep * (step - 1) + 2 + static_cast<int64_t>(phase)); }
 
 std::string describe_progress(int64_t value) {
-  if (value % 2 == 0) return "after step " + std::to_string(value / 2);
-  return "inside step " + std::to_string((value + 1) / 2);
+  const int64_t within = value % kPerStep, step = value / kPerStep + (within > 0 ? 1 : 0);
+  if (within == 0) return "after step " + std::to_string(step);
+  const std::string inside = "inside step " + std::to_string(step);
+  if (within == 1 || within - 2 >= static_cast<int64_t>(kPhaseCount)) return inside;
+  return inside + ", in " + kPhaseNames[static_cast<size_t>(within - 2)];
 }
 
 }  // namespace cvtrain

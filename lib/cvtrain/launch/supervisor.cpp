@@ -288,7 +288,10 @@ class Supervisor {
                                    : fmt::format("made no progress for {:.0f} s, {}, while the others are {} (distributed.hang_timeout_s)",
                                                  options_.hang_timeout_s, describe_progress(behind), describe_progress(ahead));
     outcome_.exit_code = kExitHang;
-    stop_others();
+    // At once: a hung rank cannot take SIGTERM's way out (save and exit), and the others wait
+    // for it inside a collective, so a grace period would only be waited out.
+    stopping_ = killed_ = true;
+    signal_running(SIGKILL);
   }
 
   void stop_others() {

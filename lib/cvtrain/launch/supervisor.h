@@ -1,8 +1,9 @@
 // Runs one process per rank and watches them: output prefixed by rank, SIGINT/SIGTERM/SIGUSR1
 // forwarded, and on the first failure the others stopped (SIGTERM, then SIGKILL after a grace
-// period). Ranks may report their training step through a pipe (see heartbeat.h); one that
-// reported a step and then none for hang_timeout_s is named and the job stopped. Each rank runs in its own process group, signalled as a whole and emptied when the rank
-// exits; ranks die with the supervisor (PR_SET_PDEATHSIG), so no process is left behind.
+// period). Ranks may report their training step and phase through a pipe (see heartbeat.h); one
+// that reported progress and then none for hang_timeout_s is named with where it stopped, and the
+// job is killed at once. Each rank runs in its own process group, signalled as a whole and
+// emptied when the rank exits; ranks die with the supervisor (PR_SET_PDEATHSIG), so no process is left behind.
 #pragma once
 
 #include <string>

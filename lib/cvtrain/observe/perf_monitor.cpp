@@ -28,7 +28,10 @@ RankFigures PerfMonitor::compare(const std::vector<RankWindow>& windows, std::op
   const double least_comm_s = c.phases[static_cast<size_t>(Phase::kComm)].min * static_cast<double>(interval_.steps());
   least_comm_epoch_s_ += least_comm_s;
   least_comm_run_s_ += least_comm_s;
-  const std::optional<StragglerFinding> found = stragglers_.observe(c);
+  // A window of one or two steps is noise (one slow step on a shared core), not a finding.
+  constexpr int64_t kMinWindowSteps = 3;
+  const std::optional<StragglerFinding> found =
+      interval_.steps() >= kMinWindowSteps ? stragglers_.observe(c) : std::nullopt;
   if (found && found->windows_in_row == recipe_.observe.chronic_windows) {
     const std::string who =
         found->rank < static_cast<int>(context_.rank_labels.size()) ? context_.rank_labels[found->rank] : fmt::format("rank {}", found->rank);

@@ -1,23 +1,14 @@
-// Where a step's time goes: the seven phases of cvtrain's step breakdown, their seconds, and
-// their sums over a logging interval or a run. Torch-free: the clocks and CUDA events that fill
+// Where a step's time goes: the seconds of the seven phases (core/step_phase.h) and their sums over a logging interval or a run. Torch-free: the clocks and CUDA events that fill
 // them live in train/step_timer.h.
 #pragma once
 
 #include <array>
-#include <cstddef>
 #include <cstdint>
 #include <string>
 
-namespace cvtrain {
+#include "cvtrain/core/step_phase.h"
 
-// In the order a step goes through them. kComm is communication left exposed (a rank waiting
-// for it, not the part overlapped with backward); kOther is what lies between steps: logging,
-// checkpoints, evaluation.
-enum class Phase { kData, kCopy, kForward, kBackward, kComm, kOptimizer, kOther };
-inline constexpr size_t kPhaseCount = 7;
-// The names in metrics.jsonl, perf_summary.json and the log lines.
-inline constexpr std::array<const char*, kPhaseCount> kPhaseNames{"data", "copy", "forward", "backward", "comm", "optimizer", "other"};
-inline const char* phase_name(Phase p) { return kPhaseNames[static_cast<size_t>(p)]; }
+namespace cvtrain {
 
 struct PhaseSeconds {
   std::array<double, kPhaseCount> seconds{};

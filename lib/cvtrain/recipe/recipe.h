@@ -145,6 +145,7 @@ struct DistributedSpec {
   double bucket_mb = 25;                // DDP gradient bucket size
   int64_t max_restarts = 0;             // cvtrain's launcher restarts a failed group this often (from the newest checkpoint)
   double hang_timeout_s = 900;          // cvtrain's launcher stops a group whose ranks report no step this long; 0 = off
+  double stop_grace_s = 10;             // cvtrain's launcher: SIGTERM to SIGKILL when a rank failed and the others are stopped
 };
 
 // checkpoint.resume: auto (the newest complete checkpoint in OUTPUT/checkpoints; a fresh start

@@ -372,6 +372,7 @@ const std::vector<Field>& schema() {
       field(KEY(distributed.bucket_mb), positive()),
       field(KEY(distributed.max_restarts), in_range(0, 1000)),
       field(KEY(distributed.hang_timeout_s), at_least(0)),
+      field(KEY(distributed.stop_grace_s), in_range(0, 3600)),
       field(KEY(checkpoint.every_steps), at_least(0)),
       field(KEY(checkpoint.every_minutes), at_least(0)),
       field(KEY(checkpoint.keep), at_least(1)),

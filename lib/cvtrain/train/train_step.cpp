@@ -16,6 +16,7 @@
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/optim/optimizer.h"
@@ -52,25 +53,26 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   Strategy& strategy = parts_.strategy;
   const int64_t accumulation = settings_.accumulation;
   timer_.begin_step();
-  batches.on_arrival([this] { timer_.mark(Phase::kData); });
+  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input.step); });
   parts_.optimizer.zero_grad(/*set_to_none=*/true);
   at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
   for (int64_t micro = 0; micro < accumulation; ++micro) {
+    report_phase(input.step, Phase::kData);
     Stopwatch wait;
     std::optional<DeviceBatch> batch = batches.next();
     out.data_wait_s += wait.seconds();
     if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
-    timer_.mark(Phase::kCopy);
+    enter(Phase::kCopy, Phase::kComm, input.step);
     strategy.before_forward();  // fsdp: the all-gather of parameters
-    timer_.mark(Phase::kComm);
+    enter(Phase::kComm, Phase::kForward, input.step);
     const at::Tensor loss = forward_loss(*batch, input.epoch);
-    timer_.mark(Phase::kForward);
+    enter(Phase::kForward, Phase::kBackward, input.step);
     const bool last = micro == accumulation - 1;
     strategy.before_backward(last);
     parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
-    timer_.mark(Phase::kBackward);
+    enter(Phase::kBackward, Phase::kComm, input.step);
     strategy.after_backward(last);  // waits for the gradient communication backward did not hide
-    timer_.mark(Phase::kComm);
+    enter(Phase::kComm, last ? Phase::kOptimizer : Phase::kData, input.step);
     step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
   }
   const std::vector<at::Tensor> updated = optimizer_tensors();
@@ -80,9 +82,9 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   // Whole gradients in the model's order: the norm then sums exactly as
   // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
   const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
-  timer_.mark(Phase::kOptimizer);
+  enter(Phase::kOptimizer, Phase::kComm, input.step);
   agree_on_control(step_loss, grad_norm, overflow, input, out);
-  timer_.mark(Phase::kComm);
+  enter(Phase::kComm, Phase::kOptimizer, input.step);
   out.comm_wait_s = strategy.take_comm_wait_seconds();
   out.loss = step_loss;
   const bool non_finite = !out.applied;
@@ -92,14 +94,21 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
     bad_steps_.judge(false, false, parts_.scaler.enabled());
     set_learning_rate(parts_.optimizer, input.lr);
     parts_.optimizer.step();
-    timer_.mark(Phase::kOptimizer);
+    enter(Phase::kOptimizer, Phase::kComm, input.step);
     strategy.after_step();  // zero1/zero2/fsdp: updated shards all-gathered
-    timer_.mark(Phase::kComm);
+    enter(Phase::kComm, Phase::kOptimizer, input.step);
   }
   if (!out.give_up) parts_.scaler.update(non_finite);
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
   return out;
+}
+
+// Phase `ended` is over and `next` begins: the breakdown's mark, and where the hang watch would
+// say this rank stopped.
+void TrainStep::enter(Phase ended, Phase next, int64_t step) {
+  timer_.mark(ended);
+  report_phase(step, next);
 }
 
 // Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).

@@ -84,6 +84,7 @@ class TrainStep {
   StepTimer& timer() { return timer_; }
 
  private:
+  void enter(Phase ended, Phase next, int64_t step);
   at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
   std::vector<at::Tensor> optimizer_tensors() const;
   at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
