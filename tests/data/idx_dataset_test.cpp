@@ -62,11 +62,22 @@ TEST_CASE("IdxDataset reads gzipped and raw files alike", "[data]") {
   }
 }
 
-TEST_CASE("IdxDataset honours a sample limit", "[data]") {
+TEST_CASE("IdxDataset honours a sample limit, reading only the images it keeps", "[data]") {
   TempDir dir;
   write_tiny_set(dir, "t", true);
-  CHECK(IdxDataset(dir.file("t-images-idx3-ubyte.gz"), 2).size() == 2);
+  const IdxDataset first_two(dir.file("t-images-idx3-ubyte.gz"), 2);
+  CHECK(first_two.size() == 2);
+  CHECK(first_two.num_classes() == 3);  // from every label, not only the kept ones
+  CHECK(first_two.load(1).pixels == std::vector<uint8_t>{10, 11, 12, 13, 14, 15});
   CHECK(IdxDataset(dir.file("t-images-idx3-ubyte.gz"), 10).size() == 3);
+  const IdxArray part = read_idx(dir.file("t-images-idx3-ubyte.gz"), 1);
+  CHECK(part.dims == std::vector<uint32_t>{1, 2, 3});
+  CHECK(part.data.size() == 6);
+  CHECK(part.items_in_file == 3);
+  // A truncated file beyond the kept images is not read, so not noticed; a short labels file is.
+  write_gz(dir.file("u-images-idx3-ubyte.gz"), idx_bytes({3, 2, 3}, std::vector<uint8_t>(18, 0)));
+  write_gz(dir.file("u-labels-idx1-ubyte.gz"), idx_bytes({2}, {0, 1}));
+  CHECK_THROWS_WITH(IdxDataset(dir.file("u-images-idx3-ubyte.gz"), 1), Catch::Contains("2 labels for 3 images"));
 }
 
 TEST_CASE("damaged IDX files give errors naming the file", "[data]") {

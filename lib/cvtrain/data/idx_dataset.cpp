@@ -35,7 +35,7 @@ void read_exactly(gzFile file, void* out, size_t bytes, const std::string& path,
 
 }  // namespace
 
-IdxArray read_idx(const std::string& path) {
+IdxArray read_idx(const std::string& path, size_t max_items) {
   std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), "rb"));
   if (!file) throw IoError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   uint8_t magic[4];
@@ -53,6 +53,11 @@ IdxArray read_idx(const std::string& path) {
     total *= array.dims.back();
   }
   if (total > (size_t{1} << 36)) throw Error(fmt::format("{}: IDX dimensions claim {} bytes, more than any real dataset", path, total));
+  array.items_in_file = array.dims.empty() ? 0 : array.dims[0];
+  if (max_items > 0 && max_items < array.dims[0]) {
+    total = total / array.dims[0] * max_items;
+    array.dims[0] = static_cast<uint32_t>(max_items);
+  }
   array.data.resize(total);
   read_exactly(file.get(), array.data.data(), total, path, "data");
   return array;
@@ -66,18 +71,19 @@ std::string idx_labels_path(const std::string& images_path) {
 }
 
 IdxDataset::IdxDataset(const std::string& images_path, int64_t limit) : path_(images_path) {
-  images_ = read_idx(images_path);
+  images_ = read_idx(images_path, limit > 0 ? static_cast<size_t>(limit) : 0);
   if (images_.dims.size() != 3)
     throw Error(fmt::format("{}: expected images of shape [N, H, W] (idx3), found {} dimensions", path_, images_.dims.size()));
   const std::string labels_file = idx_labels_path(images_path);
   if (labels_file.empty() || !std::filesystem::exists(labels_file))
     throw Error(fmt::format("{}: no labels file beside it (expected '{}')", path_,
                             labels_file.empty() ? "a name containing images-idx3" : labels_file));
+  // Every label (a few kilobytes), so the class count is the dataset's whatever the subset.
   IdxArray labels = read_idx(labels_file);
-  if (labels.dims.size() != 1 || labels.dims[0] != images_.dims[0])
-    throw Error(fmt::format("{}: {} labels for {} images in {}", labels_file, labels.dims.empty() ? 0 : labels.dims[0], images_.dims[0], path_));
+  if (labels.dims.size() != 1 || labels.dims[0] != images_.items_in_file)
+    throw Error(fmt::format("{}: {} labels for {} images in {}", labels_file, labels.dims.empty() ? 0 : labels.dims[0], images_.items_in_file,
+                            path_));
   count_ = images_.dims[0];
-  if (limit > 0) count_ = std::min<size_t>(count_, static_cast<size_t>(limit));
   height_ = static_cast<int>(images_.dims[1]);
   width_ = static_cast<int>(images_.dims[2]);
   labels_ = std::move(labels.data);

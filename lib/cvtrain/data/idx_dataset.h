@@ -9,12 +9,15 @@ namespace cvtrain {
 
 // The raw contents of one IDX file of unsigned bytes.
 struct IdxArray {
-  std::vector<uint32_t> dims;
+  std::vector<uint32_t> dims;  // as read (dims[0]: the items read)
   std::vector<uint8_t> data;
+  uint32_t items_in_file = 0;  // dims[0] as the header says
 };
 
-// Throws Error naming the file on a bad magic number, a non-uint8 type or a short file.
-IdxArray read_idx(const std::string& path);
+// Throws Error naming the file on a bad magic number, a non-uint8 type or a short file. With
+// `max_items` > 0 only the first that many items (along the first dimension) are read, and
+// dims[0] says how many were: a subset decompresses no more than it uses.
+IdxArray read_idx(const std::string& path, size_t max_items = 0);
 
 // The labels file that goes with an images file: "...-images-idx3-ubyte..." -> "...-labels-idx1-ubyte...".
 std::string idx_labels_path(const std::string& images_path);
