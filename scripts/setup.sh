@@ -15,7 +15,7 @@ TIMM_VERSION=1.0.31         # the reference for the ViT/ConvNeXt parity tests
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
   libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libgloo-dev dataset-fashion-mnist)
 PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" safetensors numpy pyyaml
-  pillow==13.0.0 scikit-image==0.26.0)
+  pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -47,6 +47,7 @@ assert version("torchvision").split("+")[0] == "$TORCHVISION_VERSION"
 assert version("timm") == "$TIMM_VERSION"
 version("safetensors")
 version("pillow"), version("scikit-image")
+assert version("tensorboard") == "2.21.0"
 PY
   echo "setup: installing ${PIP_PACKAGES[*]} into $CVTRAIN_HOME/venv (a few GB, once per machine)"
   mkdir -p "$CVTRAIN_HOME"

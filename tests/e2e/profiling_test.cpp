@@ -3,6 +3,7 @@
 // would) is named as the straggler, without a trace.
 #include "torch_catch.h"
 
+#include <filesystem>
 #include <regex>
 
 #include "run_shell.h"
@@ -108,4 +109,20 @@ TEST_CASE("a rank stopped from outside is named with the phase it stopped in and
   const std::regex named(
       "rank 1 made no progress for 3 s, (inside step [0-9]+, in [a-z]+|after step [0-9]+), while the others are inside step [0-9]+, in comm");
   CHECK(std::regex_search(log, named));
+}
+
+TEST_CASE("TensorBoard's own reader finds every scalar of metrics.jsonl in the run's event file", "[e2e][venv]") {
+  const std::string python = CVTRAIN_VENV_PYTHON;
+  REQUIRE(std::filesystem::exists(python));  // registered only where the venv is (tests/CMakeLists.txt)
+  TempDir dir;
+  const cvtrain::testing::Run run =
+      shell("$CVTRAIN --recipe $RECIPE data.max_samples=1280 data.max_val_samples=200 train.epochs=2 train.log_every=3 output=" +
+                dir.file("run") + " > " + dir.file("train.log") + " 2>&1 || exit 1\n" + python + " " + CVTRAIN_SOURCE_DIR +
+                "/tests/observe/check_tensorboard.py " + dir.file("run"),
+            dir);
+  INFO(run.output << read_text(dir.file("train.log")));
+  REQUIRE(run.exit_code == 0);
+  std::smatch compared;
+  REQUIRE(std::regex_search(run.output, compared, std::regex("compared ([0-9]+) values")));
+  CHECK(std::stoi(compared[1]) > 100);  // 2 epochs of 5 steps: 4 train lines and 2 epoch lines, 20-odd numbers each
 }

@@ -1,8 +1,10 @@
-// metrics.jsonl: one JSON object per line, appended and flushed as training goes.
+// metrics.jsonl: one JSON object per line, appended and flushed as training goes; with an events
+// folder, every number of each record also as a TensorBoard scalar (KIND/KEY at the record's step).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -15,9 +17,12 @@ using MetricRecord = std::vector<std::pair<std::string, MetricValue>>;
 
 std::string to_json(const MetricRecord& record);
 
+class EventFile;
+
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::string& path);  // throws Error naming the path
+  // Throws Error naming the path. `events_folder`: where the TensorBoard event file goes ("": none).
+  explicit MetricsLog(const std::string& path, const std::string& events_folder = "");
   ~MetricsLog();
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
@@ -26,6 +31,10 @@ class MetricsLog {
  private:
   std::string path_;
   std::FILE* file_ = nullptr;
+  std::unique_ptr<EventFile> events_;
 };
+
+// A record's numbers as TensorBoard scalars: ("train/loss", 0.52), ... ; `step` and strings left out.
+std::vector<std::pair<std::string, double>> scalars_of(const MetricRecord& record);
 
 }  // namespace cvtrain

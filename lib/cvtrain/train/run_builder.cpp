@@ -240,7 +240,7 @@ void build_optimization(TrainingRun& run, const Recipe& recipe) {
 void prepare_output(TrainingRun& run, const Recipe& recipe) {
   run.folder = std::make_unique<RunDirectory>(recipe.output, recipe);
   Checkpointer(recipe.output, recipe.checkpoint.keep).check_writable();
-  run.metrics = std::make_unique<MetricsLog>(run.folder->file("metrics.jsonl"));
+  run.metrics = std::make_unique<MetricsLog>(run.folder->file("metrics.jsonl"), recipe.output);  // and TensorBoard events
 }
 
 // "rank R (host H, GPU g)" of every rank: one all-gather of each rank's host name and GPU.

@@ -1,0 +1,114 @@
+// TFRecord framing and Event encoding (see event_file.h). Field numbers from TensorFlow's
+// event.proto and summary.proto: Event {1 wall_time double, 2 step int64, 3 file_version string,
+// 5 summary Summary}; Summary {1 repeated Value}; Value {1 tag string, 2 simple_value float}.
+#include "cvtrain/observe/event_file.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "cvtrain/core/error.h"
+
+namespace cvtrain {
+namespace {
+
+std::array<uint32_t, 256> crc32c_table() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;  // reflected Castagnoli polynomial
+    table[i] = c;
+  }
+  return table;
+}
+
+void put_varint(std::string& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+template <class T>
+void put_fixed(std::string& out, T value) {  // little-endian, as x86 and the wire format are
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+void put_key(std::string& out, int field, int wire_type) { put_varint(out, static_cast<uint64_t>(field << 3 | wire_type)); }
+
+void put_bytes(std::string& out, int field, const std::string& bytes) {
+  put_key(out, field, 2);
+  put_varint(out, bytes.size());
+  out += bytes;
+}
+
+}  // namespace
+
+uint32_t crc32c(const void* data, size_t size) {
+  static const std::array<uint32_t, 256> table = crc32c_table();
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint32_t crc = 0xFFFFFFFFu;
+  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+uint32_t masked_crc32c(const void* data, size_t size) {
+  const uint32_t crc = crc32c(data, size);
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+std::string event_bytes(double wall_time_s, int64_t step, const std::string& file_version,
+                        const std::vector<std::pair<std::string, double>>& scalars) {
+  std::string event;
+  put_key(event, 1, 1);
+  put_fixed(event, wall_time_s);
+  put_key(event, 2, 0);
+  put_varint(event, static_cast<uint64_t>(step));
+  if (!file_version.empty()) put_bytes(event, 3, file_version);
+  if (scalars.empty()) return event;
+  std::string summary;
+  for (const auto& [tag, value] : scalars) {
+    std::string v;
+    put_bytes(v, 1, tag);
+    put_key(v, 2, 5);
+    put_fixed(v, static_cast<float>(value));
+    put_bytes(summary, 1, v);
+  }
+  put_bytes(event, 5, summary);
+  return event;
+}
+
+EventFile::EventFile(const std::string& folder) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
+  const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  path_ = fmt::format("{}/events.out.tfevents.{}.{}.{}", folder, static_cast<int64_t>(now), host, getpid());
+  file_ = std::fopen(path_.c_str(), "wb");
+  if (!file_) throw IoError(fmt::format("{}: cannot open for writing ({})", path_, std::strerror(errno)));
+  write_record(event_bytes(now, 0, "brain.Event:2", {}));
+}
+
+EventFile::~EventFile() { std::fclose(file_); }
+
+void EventFile::write_scalars(int64_t step, double wall_time_s, const std::vector<std::pair<std::string, double>>& scalars) {
+  write_record(event_bytes(wall_time_s, step, "", scalars));
+}
+
+void EventFile::write_record(const std::string& payload) {
+  std::string record;
+  put_fixed(record, static_cast<uint64_t>(payload.size()));
+  put_fixed(record, masked_crc32c(record.data(), 8));
+  record += payload;
+  put_fixed(record, masked_crc32c(payload.data(), payload.size()));
+  if (std::fwrite(record.data(), 1, record.size(), file_) != record.size() || std::fflush(file_) != 0)
+    throw IoError(fmt::format("{}: cannot write ({})", path_, std::strerror(errno)));
+}
+
+}  // namespace cvtrain
