@@ -126,3 +126,32 @@ TEST_CASE("TensorBoard's own reader finds every scalar of metrics.jsonl in the r
   REQUIRE(std::regex_search(run.output, compared, std::regex("compared ([0-9]+) values")));
   CHECK(std::stoi(compared[1]) > 100);  // 2 epochs of 5 steps: 4 train lines and 2 epoch lines, 20-odd numbers each
 }
+
+TEST_CASE("a profile window writes a gzipped Chrome trace per chosen rank, with PyTorch's step names and cvtrain's phases", "[e2e][ranks]") {
+  TempDir dir;
+  const std::string check = R"PY(
+import gzip, json, sys
+for rank in (0, 1):
+    trace = json.load(gzip.open(f"{sys.argv[1]}/traces/rank-{rank}.pt.trace.json.gz"))
+    names = {e.get("name") for e in trace["traceEvents"]}
+    info = trace["distributedInfo"]
+    print(f"rank {rank}: distributedInfo rank {info['rank']} of {info['world_size']} ({info['backend']}),",
+          "steps", sorted(n for n in names if n and n.startswith("ProfilerStep#")),
+          "phases", sorted(n for n in names if n and n.startswith("cvtrain::")),
+          "ops", len([n for n in names if n and n.startswith("aten::")]))
+)PY";
+  dir.write("check_trace.py", check);
+  const cvtrain::testing::Run run =
+      shell("$CVTRAIN --recipe $RECIPE data.max_samples=1280 data.val= train.max_steps=8 distributed.nproc_per_node=2 "
+            "'profile={steps: [3, 5], ranks: [0, 1]}' distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file("run") +
+            " || exit 1\npython3 " + dir.file("check_trace.py") + " " + dir.file("run"),
+            dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  for (const char* rank : {"rank 0: distributedInfo rank 0 of 2 (gloo)", "rank 1: distributedInfo rank 1 of 2 (gloo)"}) {
+    CHECK_THAT(run.output, Catch::Contains(std::string(rank) + ", steps ['ProfilerStep#3', 'ProfilerStep#4', 'ProfilerStep#5'] phases "
+                                           "['cvtrain::backward', 'cvtrain::comm', 'cvtrain::copy', 'cvtrain::data', 'cvtrain::forward', "
+                                           "'cvtrain::optimizer'] ops"));
+  }
+  CHECK_THAT(run.output, Catch::Contains("trace of steps 3 to 5 (rank 0): " + dir.file("run/traces/rank-0.pt.trace.json.gz")));
+}

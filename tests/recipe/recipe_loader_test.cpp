@@ -298,3 +298,16 @@ TEST_CASE("checkpoint.resume reads auto, none or a folder, and prints back as wr
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("checkpoint.resume: expected auto, none or the path of a checkpoint folder"));
 }
+
+TEST_CASE("a profile window is [first, last] within the limit, on whole rank numbers", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const Recipe r = load_recipe(path, no_path_checks({"profile={steps: [20, 25], ranks: [0, 3]}"}));
+  CHECK(r.profile.steps == std::vector<double>{20, 25});
+  CHECK(r.profile.ranks == std::vector<double>{0, 3});
+  CHECK(load_recipe(path, no_path_checks()).profile.steps.empty());
+  CHECK_THAT(problems_of(path, no_path_checks({"profile.steps=[5, 40]"})).at(0),
+             Catch::Contains("profile.steps: a trace covers at most 20 steps (it grows with every step), got 36"));
+  CHECK_THAT(problems_of(path, no_path_checks({"profile.steps=[5, 3]"})).at(0), Catch::Contains("profile.steps: expected [first, last]"));
+  CHECK_THAT(problems_of(path, no_path_checks({"profile.ranks=[0.5]"})).at(0), Catch::Contains("profile.ranks: expected rank numbers"));
+}

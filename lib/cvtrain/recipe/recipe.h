@@ -177,6 +177,14 @@ struct ObserveSpec {
   double memory_pressure = 0.9;    // peak reserved / device memory for "memory pressure"
 };
 
+// A deep trace on demand: LibTorch's Kineto profiler over steps [first, last] on the chosen ranks,
+// one gzipped Chrome trace per rank in OUTPUT/traces (README: "Where the time goes").
+struct ProfileSpec {
+  static constexpr int64_t kMaxSteps = 20;  // a trace window never grows without bound
+  std::vector<double> steps;                // [first, last], 1-based optimizer steps; empty: no trace
+  std::vector<double> ranks{0};             // the ranks that record
+};
+
 struct Recipe {
   ModelSpec model;
   DataSpec data;
@@ -190,6 +198,7 @@ struct Recipe {
   DistributedSpec distributed;
   CheckpointSpec checkpoint;
   ObserveSpec observe;
+  ProfileSpec profile;
   std::string output = "runs/default";
 
   // Where each key the files or overrides set came from ("recipes/a.yaml:12", "override 'x=1'"),

@@ -384,6 +384,8 @@ const std::vector<Field>& schema() {
       field(KEY(observe.straggler_score), in_range(0.01, 1)),
       field(KEY(observe.chronic_windows), at_least(1)),
       field(KEY(observe.memory_pressure), in_range(0.01, 1)),
+      field(KEY(profile.steps)),
+      field(KEY(profile.ranks)),
       field(KEY(output)),
   };
   return fields;
@@ -457,6 +459,19 @@ void resolve_batch(TrainSpec& t, int64_t world, CrossChecks& check) {
   }
 }
 
+bool whole(double v) { return v >= 0 && v == static_cast<double>(static_cast<int64_t>(v)); }
+
+void check_profile(const ProfileSpec& p, CrossChecks& check) {
+  const auto& s = p.steps;
+  if (!s.empty() && (s.size() != 2 || !whole(s[0]) || !whole(s[1]) || s[0] < 1 || s[0] > s[1]))
+    check.fail("profile.steps", "expected [first, last], whole optimizer steps with 1 <= first <= last, e.g. [20, 25]");
+  else if (!s.empty() && s[1] - s[0] + 1 > ProfileSpec::kMaxSteps)
+    check.fail("profile.steps", fmt::format("a trace covers at most {} steps (it grows with every step), got {}", ProfileSpec::kMaxSteps,
+                                            static_cast<int64_t>(s[1] - s[0] + 1)));
+  for (double r : p.ranks)
+    if (!whole(r)) check.fail("profile.ranks", fmt::format("expected rank numbers (whole, from 0), got {}", r));
+}
+
 void check_paths(const Recipe& r, CrossChecks& check) {
   const bool folders = r.data.format != DataFormat::kIdx;
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
@@ -509,6 +524,7 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
   for (double s : r.data.std)
     if (s <= 0) check.fail("data.std", fmt::format("every value must be greater than 0, got {}", s));
+  check_profile(r.profile, check);
   const auto& crop = r.augment.random_resized_crop;
   if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
     check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");

@@ -3,6 +3,7 @@
 #include "cvtrain/train/train_step.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
@@ -40,6 +41,8 @@ StepSettings step_settings(const Recipe& recipe) {
   return s;
 }
 
+TrainStep::~TrainStep() = default;
+
 TrainStep::TrainStep(StepParts parts, StepSettings settings)
     : parts_(parts),
       settings_(std::move(settings)),
@@ -53,26 +56,26 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   Strategy& strategy = parts_.strategy;
   const int64_t accumulation = settings_.accumulation;
   timer_.begin_step();
-  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input.step); });
+  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
   parts_.optimizer.zero_grad(/*set_to_none=*/true);
   at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
   for (int64_t micro = 0; micro < accumulation; ++micro) {
-    report_phase(input.step, Phase::kData);
+    if (micro == 0) begin_phase(Phase::kData, input);  // later micro-batches enter it after the previous one's comm
     Stopwatch wait;
     std::optional<DeviceBatch> batch = batches.next();
     out.data_wait_s += wait.seconds();
     if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
-    enter(Phase::kCopy, Phase::kComm, input.step);
+    enter(Phase::kCopy, Phase::kComm, input);
     strategy.before_forward();  // fsdp: the all-gather of parameters
-    enter(Phase::kComm, Phase::kForward, input.step);
+    enter(Phase::kComm, Phase::kForward, input);
     const at::Tensor loss = forward_loss(*batch, input.epoch);
-    enter(Phase::kForward, Phase::kBackward, input.step);
+    enter(Phase::kForward, Phase::kBackward, input);
     const bool last = micro == accumulation - 1;
     strategy.before_backward(last);
     parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
-    enter(Phase::kBackward, Phase::kComm, input.step);
+    enter(Phase::kBackward, Phase::kComm, input);
     strategy.after_backward(last);  // waits for the gradient communication backward did not hide
-    enter(Phase::kComm, last ? Phase::kOptimizer : Phase::kData, input.step);
+    enter(Phase::kComm, last ? Phase::kOptimizer : Phase::kData, input);
     step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
   }
   const std::vector<at::Tensor> updated = optimizer_tensors();
@@ -82,9 +85,9 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   // Whole gradients in the model's order: the norm then sums exactly as
   // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
   const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
-  enter(Phase::kOptimizer, Phase::kComm, input.step);
+  enter(Phase::kOptimizer, Phase::kComm, input);
   agree_on_control(step_loss, grad_norm, overflow, input, out);
-  enter(Phase::kComm, Phase::kOptimizer, input.step);
+  enter(Phase::kComm, Phase::kOptimizer, input);
   out.comm_wait_s = strategy.take_comm_wait_seconds();
   out.loss = step_loss;
   const bool non_finite = !out.applied;
@@ -94,21 +97,35 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
     bad_steps_.judge(false, false, parts_.scaler.enabled());
     set_learning_rate(parts_.optimizer, input.lr);
     parts_.optimizer.step();
-    enter(Phase::kOptimizer, Phase::kComm, input.step);
+    enter(Phase::kOptimizer, Phase::kComm, input);
     strategy.after_step();  // zero1/zero2/fsdp: updated shards all-gathered
-    enter(Phase::kComm, Phase::kOptimizer, input.step);
+    enter(Phase::kComm, Phase::kOptimizer, input);
   }
   if (!out.give_up) parts_.scaler.update(non_finite);
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
+  phase_range_.reset();
   return out;
 }
 
-// Phase `ended` is over and `next` begins: the breakdown's mark, and where the hang watch would
-// say this rank stopped.
-void TrainStep::enter(Phase ended, Phase next, int64_t step) {
+// Phase `ended` is over and `next` begins: the breakdown's mark, where the hang watch would say
+// this rank stopped, and in a trace window the profiler range of the phase.
+void TrainStep::enter(Phase ended, Phase next, const StepInput& input) {
   timer_.mark(ended);
-  report_phase(step, next);
+  begin_phase(next, input);
+}
+
+void TrainStep::begin_phase(Phase next, const StepInput& input) {
+  report_phase(input.step, next);
+  if (!input.traced) return;
+  static const std::array<std::string, kPhaseCount> range_names = [] {
+    std::array<std::string, kPhaseCount> names;
+    for (size_t p = 0; p < kPhaseCount; ++p) names[p] = std::string("cvtrain::") + kPhaseNames[p];
+    return names;
+  }();
+  phase_range_.reset();  // ends the previous phase's range
+  phase_range_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  phase_range_->before(range_names[static_cast<size_t>(next)]);
 }
 
 // Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "cvtrain/recipe/precision_policy.h"
@@ -19,6 +20,9 @@
 
 namespace torch::optim {
 class Optimizer;
+}
+namespace at {
+struct RecordFunction;
 }
 
 namespace cvtrain {
@@ -35,6 +39,7 @@ struct StepInput {
   int64_t epoch = 0;  // 0-based; keys the Mixup/CutMix draws
   double lr = 0;
   int64_t skipped_before = 0;  // steps skipped so far in the run, for the log line
+  bool traced = false;         // inside a profile window: each phase becomes a profiler range
 };
 
 struct StepOutput {
@@ -77,6 +82,7 @@ StepSettings step_settings(const Recipe& recipe);
 class TrainStep {
  public:
   TrainStep(StepParts parts, StepSettings settings);
+  ~TrainStep();
   StepOutput run(BatchSource& batches, const StepInput& input);
   const BadStepPolicy& bad_steps() const { return bad_steps_; }
   // The phases of finished steps (observe/step_phases.h); each step's `other` is the time
@@ -84,7 +90,8 @@ class TrainStep {
   StepTimer& timer() { return timer_; }
 
  private:
-  void enter(Phase ended, Phase next, int64_t step);
+  void enter(Phase ended, Phase next, const StepInput& input);
+  void begin_phase(Phase next, const StepInput& input);
   at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
   std::vector<at::Tensor> optimizer_tensors() const;
   at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
@@ -96,6 +103,7 @@ class TrainStep {
   StepSettings settings_;
   BadStepPolicy bad_steps_;
   StepTimer timer_;
+  std::unique_ptr<at::RecordFunction> phase_range_;  // the current phase, while traced
   int rank_, world_size_;
 };
 

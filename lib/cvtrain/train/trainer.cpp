@@ -34,6 +34,7 @@
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_profiler.h"
+#include "cvtrain/train/trace_window.h"
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/train_step.h"
 
@@ -78,6 +79,7 @@ class Trainer {
   // What it reports (rank 0 writes).
   ProgressDisplay progress_;
   RunProfiler profiler_;
+  TraceWindow trace_;
   IntervalStats interval_, epoch_stats_;
   LossSum interval_loss_;
   double epoch_seconds_ = 0;
@@ -93,6 +95,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       checkpoints_(recipe_, *run_.comm, run_.device),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
       profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image),
+      trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
       interval_loss_(run_.device) {}
 
 TrainSummary Trainer::run() {
@@ -158,7 +161,10 @@ double Trainer::train_epoch(int64_t epoch, int64_t first_batch) {
   for (int64_t s = first_batch; s < run_.steps_per_epoch && position_.step < run_.total_steps; ++s) {
     const int64_t step = position_.step + 1;
     report_step_started(step);  // for the supervisor's hang watch
-    const StepOutput out = step_.run(*input.source, StepInput{step, epoch, run_.schedule->at(step - 1), position_.skipped_steps});
+    trace_.begin_step(step);
+    const StepOutput out =
+        step_.run(*input.source, StepInput{step, epoch, run_.schedule->at(step - 1), position_.skipped_steps, trace_.recording()});
+    trace_.end_step(step);
     if (out.give_up) throw Error(step_.bad_steps().give_up_message(step, checkpoints_.last_complete()));
     profiler_.after_step(step_.timer());
     // A step skipped for overflowing fp16 gradients still had a finite loss, which belongs in the
