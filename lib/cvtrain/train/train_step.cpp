@@ -105,6 +105,7 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
   phase_range_.reset();
+  batches.on_arrival(nullptr);  // the hook refers to this step's input
   return out;
 }
 

@@ -33,9 +33,9 @@
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/run_profiler.h"
 #include "cvtrain/train/trace_window.h"
-#include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/train_step.h"
 
 namespace cvtrain {
