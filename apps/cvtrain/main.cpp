@@ -1,11 +1,12 @@
 // cvtrain's command line: CLI11 lives only here. Subcommands train (default), check, models,
-// launch, data and export; recipe mistakes exit 2, runtime failures exit 1.
+// launch, data, export and report; recipe mistakes exit 2, runtime failures exit 1.
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 
 #include <unistd.h>
 
 #include <climits>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -23,9 +24,13 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/observe/progress.h"
+#include "cvtrain/observe/provenance.h"
+#include "cvtrain/observe/run_history.h"
+#include "cvtrain/observe/run_report.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/export.h"
+#include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/trainer.h"
 
 namespace {
@@ -180,6 +185,20 @@ int run_data_bench(DataArgs args) {
   return 0;
 }
 
+struct ReportArgs {
+  std::string run, out;
+};
+
+int run_report(const ReportArgs& args) {
+  const cvtrain::RunHistory history = cvtrain::read_run_history(args.run);
+  const std::string out = args.out.empty() ? (std::filesystem::path(args.run) / "report.html").string() : args.out;
+  cvtrain::write_file_atomically(out, cvtrain::run_report_html(history, cvtrain::utc_now()));
+  for (const std::string& note : history.notes) cvtrain::log::info("{}", note);
+  cvtrain::log::info("report of {} ({} metrics lines, {} epochs) written to {}", args.run, history.intervals.size(),
+                     history.epochs.size(), out);
+  return 0;
+}
+
 int run_models() {
   for (const auto& name : cvtrain::model_names()) std::cout << name << "\n";
   return 0;
@@ -195,6 +214,7 @@ int run_cli(int argc, char** argv) {
                "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
                "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
                "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
+               "  cvtrain report RUN [--out FILE.html]                      one HTML page: curves, step breakdown, ranks, verdicts\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"
                "after saving a checkpoint (run again to resume).",
                "cvtrain"};
@@ -263,6 +283,13 @@ int run_cli(int argc, char** argv) {
   export_cmd->add_option("--out,-o", export_args.out, "Output .safetensors file")->required();
   export_cmd->add_option("--dtype", export_args.dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
       ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
+  ReportArgs report_args;
+  auto* report_cmd = app.add_subcommand(
+      "report", "Write one self-contained HTML page of a run folder (no network needed to view it): key figures, the\n"
+                "profiler's verdicts, loss and accuracy, throughput, the step-time breakdown, per-rank step times, memory,\n"
+                "the resolved recipe and provenance. Works on a run still going (from what it has written so far)");
+  report_cmd->add_option("run", report_args.run, "A run folder (the recipe's `output`)")->required();
+  report_cmd->add_option("--out,-o", report_args.out, "The HTML file (default: RUN/report.html)");
   app.require_subcommand(0, 1);
 
   try {
@@ -279,6 +306,7 @@ int run_cli(int argc, char** argv) {
     if (*inspect_cmd) return run_data_inspect(data_args);
     if (*bench_cmd) return run_data_bench(data_args);
     if (*export_cmd) return run_export(export_args);
+    if (*report_cmd) return run_report(report_args);
     if (*train_cmd) return run_train(train_args, argc, argv);
     if (top.recipe.empty()) {
       std::cerr << app.help();

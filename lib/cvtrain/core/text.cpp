@@ -1,4 +1,4 @@
-// Levenshtein distance for "did you mean" suggestions.
+// Small string helpers: edit distance and "did you mean", joining, JSON and XML escaping.
 #include "cvtrain/core/text.h"
 
 #include <algorithm>
@@ -57,6 +57,22 @@ std::string json_string(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace cvtrain

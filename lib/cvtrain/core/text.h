@@ -12,5 +12,7 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 std::string join(const std::vector<std::string>& parts, const std::string& separator);
 // `text` as a JSON string literal, quotes included.
 std::string json_string(const std::string& text);
+// `text` with & < > " ' as entities, for HTML and SVG.
+std::string xml_escape(const std::string& text);
 
 }  // namespace cvtrain

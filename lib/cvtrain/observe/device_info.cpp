@@ -1,6 +1,9 @@
 // CUDA device properties for the profiler (see device_info.h).
 #include "cvtrain/observe/device_info.h"
 
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
 #include "cvtrain/build_config.h"
 
 #if CVTRAIN_WITH_CUDA
@@ -22,6 +25,10 @@ int compute_capability_major(const c10::Device& device) {
 #endif
   (void)device;
   return 0;
+}
+
+std::string cuda_runtime_version() {
+  return at::hasCUDA() ? std::to_string(at::detail::getCUDAHooks().versionCUDART()) : "none";
 }
 
 }  // namespace cvtrain

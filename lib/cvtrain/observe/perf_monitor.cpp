@@ -28,6 +28,7 @@ RankFigures PerfMonitor::compare(const std::vector<RankWindow>& windows, std::op
   const double least_comm_s = c.phases[static_cast<size_t>(Phase::kComm)].min * static_cast<double>(interval_.steps());
   least_comm_epoch_s_ += least_comm_s;
   least_comm_run_s_ += least_comm_s;
+  add_rank_windows(windows);
   // A window of one or two steps is noise (one slow step on a shared core), not a finding.
   constexpr int64_t kMinWindowSteps = 3;
   const std::optional<StragglerFinding> found =
@@ -39,6 +40,14 @@ RankFigures PerfMonitor::compare(const std::vector<RankWindow>& windows, std::op
                           found->score, found->windows_in_row, phase_name(found->phase));
   }
   return RankFigures{c.own, c.slowest, c.scores.empty() ? 1.0 : c.scores[c.slowest]};
+}
+
+void PerfMonitor::add_rank_windows(const std::vector<RankWindow>& windows) {
+  const auto steps = static_cast<double>(interval_.steps());
+  rank_sums_.resize(windows.size());
+  for (size_t r = 0; r < windows.size(); ++r)
+    for (size_t p = 0; p < kPhaseCount; ++p) rank_sums_[r].seconds[p] += windows[r].seconds[p] * steps;
+  compared_steps_ += interval_.steps();
 }
 
 std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double images_per_s, double tflops) {
@@ -75,7 +84,7 @@ std::optional<double> PerfMonitor::memory_fraction(int64_t bytes) const {
 }
 
 PerfFacts PerfMonitor::facts(const PhaseTotals& phases, double least_comm_s, double images_per_s, double tflops,
-                             std::optional<double> memory_fraction, bool with_outliers) const {
+                             std::optional<double> memory_fraction, bool whole_run) const {
   PerfFacts f;
   f.phases = phases;
   if (context_.world_size > 1 && phases.sum().total() > 0) f.least_comm_fraction = least_comm_s / phases.sum().total();
@@ -90,7 +99,12 @@ PerfFacts PerfMonitor::facts(const PhaseTotals& phases, double least_comm_s, dou
   f.memory_fraction = memory_fraction;
   f.straggler = stragglers_.worst();
   f.rank_labels = context_.rank_labels;
-  if (with_outliers) f.outliers = outliers_;
+  if (whole_run && compared_steps_ > 0)
+    for (PhaseSeconds r : rank_sums_) {
+      for (double& s : r.seconds) s /= static_cast<double>(compared_steps_);
+      f.rank_means.push_back(r);
+    }
+  if (whole_run) f.outliers = outliers_;
   return f;
 }
 

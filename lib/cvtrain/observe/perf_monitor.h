@@ -70,13 +70,17 @@ class PerfMonitor {
 
  private:
   PerfFacts facts(const PhaseTotals& phases, double least_comm_s, double images_per_s, double tflops,
-                  std::optional<double> memory_fraction, bool with_outliers) const;
+                  std::optional<double> memory_fraction, bool whole_run) const;
+  void add_rank_windows(const std::vector<RankWindow>& windows);
 
   const Recipe& recipe_;
   PerfContext context_;
   PhaseTotals interval_, epoch_, run_;
   // Seconds of exposed communication of the least-waiting rank, summed over compared windows.
   double least_comm_epoch_s_ = 0, least_comm_run_s_ = 0;
+  // Every rank's phase seconds over the compared windows' steps, and those steps.
+  std::vector<PhaseSeconds> rank_sums_;
+  int64_t compared_steps_ = 0;
   StepOutliers outliers_;
   StragglerWatch stragglers_;
   int64_t warned_epoch_ = -1;

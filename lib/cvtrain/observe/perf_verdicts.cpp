@@ -169,12 +169,26 @@ std::string perf_summary_json(const PerfFacts& f, const std::vector<Verdict>& ve
                                      {"phase", std::string(phase_name(f.straggler->phase))},
                                      {"windows_in_row", f.straggler->windows_in_row}});
   if (f.straggler) straggler.insert(straggler.size() - 1, f.straggler->chronic ? ", \"chronic\": true" : ", \"chronic\": false");
+  std::string ranks;
+  double fastest_own = 0;
+  for (const PhaseSeconds& r : f.rank_means) fastest_own = fastest_own == 0 ? own_seconds(r) : std::min(fastest_own, own_seconds(r));
+  for (size_t r = 0; r < f.rank_means.size(); ++r) {
+    MetricRecord row{{"rank", static_cast<int64_t>(r)},
+                     {"label", r < f.rank_labels.size() ? f.rank_labels[r] : std::string()},
+                     {"step_s", f.rank_means[r].total()},
+                     {"own_s", own_seconds(f.rank_means[r])},
+                     {"score", own_seconds(f.rank_means[r]) > 0 ? fastest_own / own_seconds(f.rank_means[r]) : 1.0}};
+    for (size_t p = 0; p < kPhaseCount; ++p) row.emplace_back(kPhaseNames[p], f.rank_means[r].seconds[p]);
+    ranks += (ranks.empty() ? "\n    " : ",\n    ") + to_json(row);
+  }
   std::string list;
   for (const Verdict& v : verdicts)
     list += (list.empty() ? "" : ",\n    ") + to_json(MetricRecord{{"kind", v.kind}, {"value", v.value}, {"message", v.message}});
-  return fmt::format("{{\n  \"breakdown\": {},\n  \"breakdown_s\": {},\n  \"utilisation\": {},\n  \"straggler\": {},\n  \"verdicts\": [{}{}]\n}}\n",
-                     to_json(fractions), to_json(seconds), to_json(utilisation), straggler, list.empty() ? "" : "\n    ",
-                     list.empty() ? "" : list + "\n  ");
+  return fmt::format(
+      "{{\n  \"breakdown\": {},\n  \"breakdown_s\": {},\n  \"utilisation\": {},\n  \"straggler\": {},\n  \"ranks\": [{}{}],\n"
+      "  \"verdicts\": [{}{}]\n}}\n",
+      to_json(fractions), to_json(seconds), to_json(utilisation), straggler, ranks, ranks.empty() ? "" : "\n  ",
+      list.empty() ? "" : "\n    ", list.empty() ? "" : list + "\n  ");
 }
 
 }  // namespace cvtrain

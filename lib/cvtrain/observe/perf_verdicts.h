@@ -48,6 +48,7 @@ struct PerfFacts {
   std::optional<double> memory_fraction;    // peak reserved / device memory, the largest over ranks
   std::optional<StragglerFinding> straggler;
   std::vector<std::string> rank_labels;     // rank_label() of every rank
+  std::vector<PhaseSeconds> rank_means;     // every rank's mean seconds per step in each phase (several ranks)
   StepOutliers outliers;
 };
 

@@ -23,6 +23,7 @@
 #include "cvtrain/core/version.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/safetensors.h"
+#include "cvtrain/observe/device_info.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_loader.h"
 
@@ -82,12 +83,10 @@ void restore_rng_states(const NamedTensors& states, const std::string& file) {
 }
 
 std::string state_text(const TrainPosition& p, const Recipe& recipe) {
-  std::string cuda = "none";
-  if (at::hasCUDA()) cuda = std::to_string(at::detail::getCUDAHooks().versionCUDART());
   return fmt::format("step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nloss_scale {:.17g}\nscale_growth_tracker {}\n"
                      "global_batch {}\nseed {}\ncvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
                      p.step, p.epoch, p.batches_done, p.skipped_steps, p.loss_scale, p.scale_growth_tracker, recipe.train.global_batch,
-                     recipe.train.seed, kVersion, TORCH_VERSION, cuda, nccl_version());
+                     recipe.train.seed, kVersion, TORCH_VERSION, cuda_runtime_version(), nccl_version());
 }
 
 int64_t step_of(const fs::path& folder) {

@@ -7,6 +7,7 @@
 #include <torch/cuda.h>
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
+#include <torch/version.h>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,7 @@
 #include "cvtrain/observe/device_peaks.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/observe/metrics_log.h"
+#include "cvtrain/observe/provenance.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
@@ -288,6 +290,18 @@ PerfContext perf_context(const Recipe& recipe, const RankInfo& rank, const c10::
   return c;
 }
 
+// provenance.json, for `cvtrain report` and for telling runs apart: this start's command, versions and ranks.
+void write_provenance(const TrainingRun& run) {
+  Provenance p = this_process_provenance();
+  p.libtorch_version = TORCH_VERSION;
+  p.cuda_runtime = cuda_runtime_version();
+  p.nccl_version = nccl_version();
+  p.device = run.perf.device_name;
+  p.world_size = run.perf.world_size;
+  p.ranks = run.perf.rank_labels;
+  write_file_atomically(run.folder->file("provenance.json"), provenance_json(p));
+}
+
 }  // namespace
 
 TrainingRun::TrainingRun() = default;
@@ -317,6 +331,7 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
   build_optimization(run, recipe);
   run.perf = perf_context(recipe, rank, run.device, *run.comm);
+  if (rank.rank == 0) write_provenance(run);
   return run;
 }
 

@@ -1,0 +1,26 @@
+// provenance.json: where and how a run ran (command, versions, hosts, device), written by rank 0
+// when training starts so that a report, or a person, can tell runs apart later. Torch-free.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cvtrain {
+
+struct Provenance {
+  std::string started_at;  // UTC, ISO 8601
+  std::string command;     // this process's command line
+  std::string working_directory;
+  std::string cvtrain_version, libtorch_version, cuda_runtime, nccl_version;
+  std::string device;  // "NVIDIA H200", "cpu"
+  int world_size = 1;
+  std::vector<std::string> ranks;  // rank_label() of every rank
+};
+
+// The fields every process knows about itself: time, command line, directory, cvtrain's version.
+Provenance this_process_provenance();
+std::string provenance_json(const Provenance& p);
+// Now, in UTC, as provenance.json writes times: "2026-12-01T11:57:09Z".
+std::string utc_now();
+
+}  // namespace cvtrain

@@ -1,0 +1,30 @@
+// What a run folder says about its run, read back for `cvtrain report`: the metrics.jsonl records
+// by kind, perf_summary.json, provenance.json and the resolved recipe. A run still going, or
+// killed, has a partial last line and no summary: both are noted, not errors. Torch-free.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cvtrain/core/json_reader.h"
+
+namespace cvtrain {
+
+struct RunHistory {
+  std::string folder;
+  std::vector<JsonValue> intervals;  // the `train` lines, in order
+  std::vector<JsonValue> epochs;     // the `epoch` lines
+  JsonValue summary;                 // perf_summary.json; null until the run has ended
+  JsonValue provenance;              // provenance.json; null for runs of older versions
+  std::string recipe_yaml;           // recipe.yaml as written; "" when absent
+  std::vector<std::string> notes;    // what was missing or skipped, for the reader of the report
+};
+
+// Throws Error naming the folder when it holds no metrics.jsonl, and file:line for a damaged line
+// other than a partial last one.
+RunHistory read_run_history(const std::string& folder);
+
+// Every record's `key` as a number, NaN where it is missing or null.
+std::vector<double> column(const std::vector<JsonValue>& records, const std::string& key);
+
+}  // namespace cvtrain

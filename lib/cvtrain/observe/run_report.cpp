@@ -1,0 +1,300 @@
+// The run report's page (see run_report.h): sections in the order a person asks their questions.
+#include "cvtrain/observe/run_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "cvtrain/core/step_phase.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/core/version.h"
+#include "cvtrain/observe/svg_chart.h"
+
+namespace cvtrain {
+
+namespace {
+
+// One colour per phase, the same in every chart: warm for waiting on input, cool for compute.
+constexpr std::array<const char*, kPhaseCount> kPhaseColours{"#e45756", "#f58518", "#4c78a8", "#72b7b2",
+                                                             "#b279a2", "#54a24b", "#bab0ac"};
+constexpr const char* kBlue = "#4c78a8";
+constexpr const char* kOrange = "#f58518";
+constexpr const char* kGreen = "#54a24b";
+constexpr const char* kRed = "#e45756";
+constexpr const char* kGrey = "#9d9d9d";
+constexpr size_t kMaxRankLines = 8;  // more ranks are drawn as min / median / max
+
+constexpr const char* kStyle = R"(
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; background: #f4f5f7; color: #222; }
+main { max-width: 1380px; margin: 0 auto; padding: 20px 28px 40px; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 10px; }
+.sub { color: #555; margin: 0 0 16px; font-size: 14px; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); gap: 10px; }
+.tile { background: #fff; border-radius: 8px; padding: 10px 14px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
+.tile .label { color: #666; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.tile .value { font-size: 22px; font-weight: 600; margin-top: 2px; } .tile .detail { color: #666; font-size: 12px; }
+.verdicts { list-style: none; padding: 0; margin: 0; }
+.verdicts li { background: #fff; border-left: 5px solid #e45756; border-radius: 6px; padding: 10px 14px; margin-bottom: 8px;
+  box-shadow: 0 1px 2px rgba(0,0,0,.08); font-size: 14px; }
+.verdicts li.ok { border-left-color: #54a24b; } .verdicts li.info { border-left-color: #f2b134; }
+.kind { display: inline-block; min-width: 120px; font-weight: 600; color: #444; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 14px; }
+.card { background: #fff; border-radius: 8px; padding: 8px 10px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
+.card p { margin: 2px 8px 6px; color: #666; font-size: 12px; }
+pre { background: #fff; border-radius: 8px; padding: 12px 16px; font-size: 12px; overflow: auto; max-height: 460px; margin: 0;
+  box-shadow: 0 1px 2px rgba(0,0,0,.08); }
+.pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; align-items: start; }
+table { border-collapse: collapse; width: 100%; word-break: break-word; background: #fff; border-radius: 8px; font-size: 13px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
+td, th { padding: 5px 12px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
+th { color: #555; font-weight: 600; white-space: nowrap; word-break: normal; }
+footer { color: #777; font-size: 12px; margin-top: 28px; }
+)";
+
+double last_finite(const std::vector<double>& values) {
+  for (auto it = values.rbegin(); it != values.rend(); ++it)
+    if (std::isfinite(*it)) return *it;
+  return std::nan("");
+}
+
+double max_finite(const std::vector<double>& values) {
+  double best = std::nan("");
+  for (const double v : values)
+    if (std::isfinite(v) && !(v <= best)) best = v;
+  return best;
+}
+
+double median_finite(std::vector<double> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }), values.end());
+  if (values.empty()) return std::nan("");
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  return values[values.size() / 2];
+}
+
+std::string or_dash(double v, const std::string& formatted) { return std::isfinite(v) ? formatted : "—"; }
+
+std::string tile(const std::string& label, const std::string& value, const std::string& detail = "") {
+  return fmt::format("<div class=\"tile\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"detail\">{}</div></div>\n",
+                     xml_escape(label), xml_escape(value), xml_escape(detail));
+}
+
+std::string card(const std::string& svg, const std::string& caption) {
+  return "<div class=\"card\">" + svg + (caption.empty() ? "" : "<p>" + xml_escape(caption) + "</p>") + "</div>\n";
+}
+
+ChartSeries series(const std::string& name, const char* colour, std::vector<double> x, std::vector<double> y, bool dots = false) {
+  ChartSeries s;
+  s.name = name;
+  s.colour = colour;
+  s.x = std::move(x);
+  s.y = std::move(y);
+  s.dots = dots;
+  return s;
+}
+
+int world_size_of(const RunHistory& run) {
+  if (const auto w = run.provenance.number("world_size")) return static_cast<int>(*w);
+  return std::max<int>(1, static_cast<int>(run.summary["ranks"].array().size()));
+}
+
+std::string key_figures(const RunHistory& run) {
+  const std::vector<double> steps = column(run.intervals, "step"), epoch_steps = column(run.epochs, "step");
+  const double step = std::max(last_finite(steps), last_finite(epoch_steps));
+  const JsonValue& use = run.summary["utilisation"];
+  const double images_per_s = use.number("images_per_s").value_or(median_finite(column(run.intervals, "images_per_s")));
+  const double step_s = use.number("step_s").value_or(median_finite(column(run.intervals, "step_s")));
+  const int world = world_size_of(run);
+  const std::vector<double> top1 = column(run.epochs, "top1");
+  const double peak_mb = max_finite(column(run.epochs, "peak_memory_mb"));
+  std::string out = "<div class=\"tiles\">\n";
+  out += tile("steps", or_dash(step, fmt::format("{:.0f}", step)), fmt::format("{} epoch(s) logged", run.epochs.size()));
+  out += tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))),
+              std::isfinite(max_finite(top1)) ? fmt::format("best {:.2f}%", 100 * max_finite(top1)) : "no validation data");
+  out += tile("images/s", or_dash(images_per_s, fmt::format("{:.0f}", images_per_s)),
+              std::isfinite(images_per_s) ? fmt::format("{:.0f} per rank, {} rank(s)", images_per_s / world, world) : "");
+  out += tile("step time", or_dash(step_s, fmt::format("{:.3f} s", step_s)), "mean over the run");
+  const std::optional<double> mfu = use.number("mfu");
+  out += tile("MFU", mfu ? fmt::format("{:.1f}%", 100 * *mfu) : "—",
+              mfu ? fmt::format("{:.1f} of {:.0f} TFLOP/s", use.number("tflops").value_or(0), use.number("peak_tflops").value_or(0))
+                  : "no known peak (CPU, or set observe.peak_tflops)");
+  const std::optional<double> memory = use.number("memory_fraction");
+  out += tile("peak memory", or_dash(peak_mb, fmt::format("{:.0f} MB", peak_mb)),
+              memory ? fmt::format("{:.0f}% of the device", 100 * *memory) : "largest rank, above its start");
+  return out + "</div>\n";
+}
+
+std::string verdict_list(const RunHistory& run) {
+  std::string out = "<h2>What holds the run back</h2>\n<ul class=\"verdicts\">\n";
+  const JsonValue::Array& verdicts = run.summary["verdicts"].array();
+  for (const JsonValue& v : verdicts) {
+    const std::string kind = v.text("kind");
+    const bool mild = kind == "stall" || kind == "step_outliers";
+    out += fmt::format("<li class=\"{}\"><span class=\"kind\">{}</span> {}</li>\n", mild ? "info" : "", xml_escape(kind),
+                       xml_escape(v.text("message")));
+  }
+  if (run.summary.is_null())
+    out += "<li class=\"info\"><span class=\"kind\">not yet</span> The verdicts are written to perf_summary.json when the run ends.</li>\n";
+  else if (verdicts.empty())
+    out += "<li class=\"ok\"><span class=\"kind\">none</span> No bottleneck passed its threshold: the step time is the model's own work.</li>\n";
+  return out + "</ul>\n";
+}
+
+std::string loss_chart(const RunHistory& run) {
+  std::vector<ChartSeries> s{series("train loss", kBlue, column(run.intervals, "step"), column(run.intervals, "loss")),
+                             series("validation loss", kOrange, column(run.epochs, "step"), column(run.epochs, "val_loss"), true)};
+  return card(line_chart(ChartFrame{"loss", "Loss", "step", "loss", false, false}, s), "train: mean over each logging interval");
+}
+
+std::string accuracy_chart(const RunHistory& run) {
+  const std::vector<double> epochs = column(run.epochs, "epoch");
+  std::vector<ChartSeries> s{series("top-1", kBlue, epochs, column(run.epochs, "top1"), true),
+                             series("top-5", kGreen, epochs, column(run.epochs, "top5"), true)};
+  return card(line_chart(ChartFrame{"accuracy", "Validation accuracy", "epoch", "accuracy", true, false, true}, s), "");
+}
+
+std::string throughput_chart(const RunHistory& run) {
+  std::vector<ChartSeries> s{series("images/s, interval", kBlue, column(run.intervals, "step"), column(run.intervals, "images_per_s")),
+                             series("images/s, epoch", kOrange, column(run.epochs, "step"), column(run.epochs, "images_per_s"), true)};
+  return card(line_chart(ChartFrame{"throughput", "Throughput (whole job)", "step", "images/s"}, s),
+              "interval: each logging window; epoch: the epoch's images over its training time (evaluation left out)");
+}
+
+std::string breakdown_chart(const RunHistory& run) {
+  std::vector<ChartSeries> layers;
+  for (size_t p = 0; p < kPhaseCount; ++p)
+    layers.push_back(series(kPhaseNames[p], kPhaseColours[p], {}, column(run.intervals, std::string(kPhaseNames[p]) + "_s")));
+  std::vector<double> x = column(run.intervals, "step");
+  // Intervals without a breakdown (observe.breakdown: false) carry no phase fields.
+  const std::vector<double> timed = column(run.intervals, "breakdown_steps");
+  std::vector<double> kept_x;
+  std::vector<ChartSeries> kept = layers;
+  for (auto& l : kept) l.y.clear();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(timed[i])) continue;
+    kept_x.push_back(x[i]);
+    for (size_t p = 0; p < kPhaseCount; ++p) kept[p].y.push_back(layers[p].y[i]);
+  }
+  return card(stacked_area_chart(ChartFrame{"breakdown", "Where the step time goes (rank 0)", "step", "seconds per step"}, kept_x, kept),
+              "data: waiting for the input pipeline; comm: communication left exposed after backward; other: logging and "
+              "checkpoints between steps");
+}
+
+std::string rank_spread_chart(const RunHistory& run) {
+  const std::vector<double> x = column(run.intervals, "step");
+  std::vector<ChartSeries> s{series("slowest rank", kRed, x, column(run.intervals, "rank_own_s_max")),
+                             series("median rank", kBlue, x, column(run.intervals, "rank_own_s_median")),
+                             series("fastest rank", kGreen, x, column(run.intervals, "rank_own_s_min"))};
+  return card(line_chart(ChartFrame{"rank_spread", "Per-rank step time over the run", "step", "own seconds per step", false, false}, s),
+              "each rank's own work per step (communication and waiting for others left out), over ranks");
+}
+
+std::string rank_bars_chart(const RunHistory& run) {
+  const JsonValue::Array& ranks = run.summary["ranks"].array();
+  std::vector<std::string> labels;
+  std::vector<ChartSeries> layers;
+  for (size_t p = 0; p < kPhaseCount; ++p) layers.push_back(series(kPhaseNames[p], kPhaseColours[p], {}, {}));
+  for (const JsonValue& r : ranks) {
+    labels.push_back(fmt::format("{} · {:.2f}", r.text("label"), r.number("score").value_or(1)));
+    for (size_t p = 0; p < kPhaseCount; ++p) layers[p].y.push_back(r.number(kPhaseNames[p]).value_or(0));
+  }
+  return card(stacked_bar_chart(ChartFrame{"rank_bars", "Each rank's step, by phase", "seconds per step", ""}, labels, layers),
+              "the number after each rank is its straggler score: the fastest rank's own time ÷ this rank's");
+}
+
+// Peak memory of each rank at each epoch ("peak_memory_mb_per_rank" holds them as one string).
+std::string memory_chart(const RunHistory& run) {
+  std::vector<std::vector<double>> per_rank;
+  std::vector<double> epochs = column(run.epochs, "epoch");
+  for (size_t e = 0; e < run.epochs.size(); ++e) {
+    std::istringstream values(run.epochs[e].text("peak_memory_mb_per_rank"));
+    size_t r = 0;
+    for (double mb; values >> mb; ++r) {
+      if (per_rank.size() <= r) per_rank.emplace_back(run.epochs.size(), std::nan(""));
+      per_rank[r][e] = mb;
+    }
+  }
+  std::vector<ChartSeries> s;
+  if (per_rank.size() <= kMaxRankLines) {
+    constexpr std::array<const char*, kMaxRankLines> kColours{"#4c78a8", "#f58518", "#54a24b", "#e45756",
+                                                              "#72b7b2", "#b279a2", "#eeca3b", "#9d755d"};
+    for (size_t r = 0; r < per_rank.size(); ++r) s.push_back(series(fmt::format("rank {}", r), kColours[r], epochs, per_rank[r], true));
+  } else {
+    std::vector<double> low, high;
+    for (size_t e = 0; e < epochs.size(); ++e) {
+      double lo = INFINITY, hi = -INFINITY;
+      for (const auto& r : per_rank) lo = std::min(lo, r[e]), hi = std::max(hi, r[e]);
+      low.push_back(lo);
+      high.push_back(hi);
+    }
+    s = {series("largest rank", kRed, epochs, high, true), series("smallest rank", kGreen, epochs, low, true)};
+  }
+  return card(line_chart(ChartFrame{"memory", "Peak memory per rank", "epoch", "MB above the rank's start", false, true, true}, s),
+              "CUDA: the caching allocator's peak; CPU: the process's peak resident set");
+}
+
+std::string learning_rate_chart(const RunHistory& run) {
+  std::vector<ChartSeries> s{series("learning rate", kBlue, column(run.intervals, "step"), column(run.intervals, "lr"))};
+  if (std::isfinite(max_finite(column(run.intervals, "loss_scale"))))
+    return card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "") +
+           card(line_chart(ChartFrame{"loss_scale", "fp16 loss scale", "step", "scale"},
+                           {series("loss scale", kOrange, column(run.intervals, "step"), column(run.intervals, "loss_scale"))}),
+                "halved at each overflow, doubled after a run of good steps");
+  return card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "");
+}
+
+std::string charts(const RunHistory& run) {
+  std::string out = "<h2>Training</h2>\n<div class=\"grid\">\n" + loss_chart(run) + accuracy_chart(run) + throughput_chart(run) +
+                    learning_rate_chart(run) + "</div>\n<h2>Step time</h2>\n<div class=\"grid\">\n" + breakdown_chart(run);
+  if (world_size_of(run) > 1) out += rank_spread_chart(run) + rank_bars_chart(run);
+  return out + memory_chart(run) + "</div>\n";
+}
+
+std::string provenance_table(const RunHistory& run) {
+  std::string rows = fmt::format("<tr><th>run folder</th><td>{}</td></tr>\n", xml_escape(run.folder));
+  for (const auto& [key, value] : run.provenance.object()) {
+    std::string text;
+    if (value.is_array()) {
+      std::vector<std::string> items;
+      for (const JsonValue& item : value.array()) items.push_back(item.string().value_or(""));
+      text = join(items, ", ");
+    } else if (value.is_number()) {
+      text = fmt::format("{:g}", *value.number());
+    } else {
+      text = value.string().value_or("");
+    }
+    rows += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", xml_escape(key), xml_escape(text));
+  }
+  return "<div><h2>Provenance</h2>\n<table>\n" + rows + "</table>\n</div>\n";
+}
+
+std::string title_of(const RunHistory& run) {
+  const std::string name = std::filesystem::path(run.folder).lexically_normal().filename().string();
+  return name.empty() ? run.folder : name;
+}
+
+std::string subtitle(const RunHistory& run) {
+  std::vector<std::string> parts{run.summary.is_null() ? "running or stopped before its end" : "finished"};
+  if (const std::string device = run.provenance.text("device"); !device.empty())
+    parts.push_back(fmt::format("{} rank(s) on {}", world_size_of(run), device));
+  if (const std::string started = run.provenance.text("started_at"); !started.empty()) parts.push_back("started " + started);
+  return join(parts, " · ");
+}
+
+}  // namespace
+
+std::string run_report_html(const RunHistory& run, const std::string& generated_at) {
+  std::string notes;
+  for (const std::string& n : run.notes) notes += "<br>" + xml_escape(n);
+  return fmt::format(
+      "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>cvtrain report: {}</title>\n<style>{}</style>\n"
+      "</head>\n<body>\n<main>\n<h1>{}</h1>\n<p class=\"sub\">{}</p>\n{}{}{}<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>{}</pre>\n</div>\n{}</div>\n"
+      "<footer>Written by cvtrain {} at {} from the run folder's metrics.jsonl, perf_summary.json, provenance.json and "
+      "recipe.yaml.{}</footer>\n</main>\n</body>\n</html>\n",
+      xml_escape(title_of(run)), kStyle, xml_escape(title_of(run)), xml_escape(subtitle(run)), key_figures(run), verdict_list(run),
+      charts(run), xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml),
+      provenance_table(run), kVersion, xml_escape(generated_at), notes);
+}
+
+}  // namespace cvtrain
