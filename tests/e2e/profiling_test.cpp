@@ -155,3 +155,14 @@ for rank in (0, 1):
   }
   CHECK_THAT(run.output, Catch::Contains("trace of steps 3 to 5 (rank 0): " + dir.file("run/traces/rank-0.pt.trace.json.gz")));
 }
+
+TEST_CASE("profile.tool nsys on a CPU run says that no capture window can be marked, and writes no trace", "[e2e]") {
+  TempDir dir;
+  const cvtrain::testing::Run run = shell("$CVTRAIN --recipe $RECIPE data.max_samples=640 data.val= train.max_steps=4 "
+                                          "'profile={steps: [2, 3], tool: nsys}' output=" + dir.file("run"),
+                                          dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("profile.tool: nsys marks its window with cudaProfilerStart/Stop, which needs a CUDA device"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/traces")));
+}

@@ -306,6 +306,10 @@ TEST_CASE("a profile window is [first, last] within the limit, on whole rank num
   CHECK(r.profile.steps == std::vector<double>{20, 25});
   CHECK(r.profile.ranks == std::vector<double>{0, 3});
   CHECK(load_recipe(path, no_path_checks()).profile.steps.empty());
+  CHECK(load_recipe(path, no_path_checks()).profile.tool == ProfileTool::kKineto);
+  CHECK(load_recipe(path, no_path_checks({"profile.tool=nsys"})).profile.tool == ProfileTool::kNsys);
+  CHECK_THAT(problems_of(path, no_path_checks({"profile.tool=nsyss"})).at(0),
+             Catch::Contains("profile.tool: 'nsyss' is not one of: kineto, nsys (did you mean 'nsys'?)"));
   CHECK_THAT(problems_of(path, no_path_checks({"profile.steps=[5, 40]"})).at(0),
              Catch::Contains("profile.steps: a trace covers at most 20 steps (it grows with every step), got 36"));
   CHECK_THAT(problems_of(path, no_path_checks({"profile.steps=[5, 3]"})).at(0), Catch::Contains("profile.steps: expected [first, last]"));

@@ -18,6 +18,7 @@ enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
 enum class OptimizerKind { kSgd, kAdamw };
 enum class ScheduleKind { kCosine, kStep, kConstant };
 enum class ResumeMode { kAuto, kNone, kFolder };
+enum class ProfileTool { kKineto, kNsys };
 
 // The recipe's names of an enumeration's values, in the enumeration's order.
 template <class E>
@@ -45,6 +46,10 @@ struct EnumNames<OptimizerKind> {
 template <>
 struct EnumNames<ScheduleKind> {
   static constexpr std::array<const char*, 3> names{"cosine", "step", "constant"};
+};
+template <>
+struct EnumNames<ProfileTool> {
+  static constexpr std::array<const char*, 2> names{"kineto", "nsys"};
 };
 
 template <class E>
@@ -183,6 +188,10 @@ struct ProfileSpec {
   static constexpr int64_t kMaxSteps = 20;  // a trace window never grows without bound
   std::vector<double> steps;                // [first, last], 1-based optimizer steps; empty: no trace
   std::vector<double> ranks{0};             // the ranks that record
+  // kineto: LibTorch's profiler writes a Chrome trace per rank; nsys: the window is bracketed by
+  // cudaProfilerStart/Stop for `nsys profile --capture-range=cudaProfilerApi` (the two cannot
+  // share CUPTI, so one or the other).
+  ProfileTool tool = ProfileTool::kKineto;
 };
 
 struct Recipe {

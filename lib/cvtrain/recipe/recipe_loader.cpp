@@ -386,6 +386,7 @@ const std::vector<Field>& schema() {
       field(KEY(observe.memory_pressure), in_range(0.01, 1)),
       field(KEY(profile.steps)),
       field(KEY(profile.ranks)),
+      field(KEY(profile.tool)),
       field(KEY(output)),
   };
   return fields;

@@ -1,4 +1,4 @@
-// The Kineto session behind a trace window (see trace_window.h).
+// The Kineto session behind a trace window, or the CUDA profiler window for nsys (see trace_window.h).
 #include "cvtrain/train/trace_window.h"
 
 #include <ATen/record_function.h>
@@ -16,6 +16,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/observe/cuda_ranges.h"
 #include "cvtrain/recipe/recipe.h"
 
 // Declared in torch/csrc/profiler/kineto_shim.h, which includes Kineto's own headers that the
@@ -85,6 +86,16 @@ TraceWindow::TraceWindow(const ProfileSpec& spec, int rank, int world_size, cons
                          bool on_gpu) {
   const bool chosen = std::find(spec.ranks.begin(), spec.ranks.end(), static_cast<double>(rank)) != spec.ranks.end();
   if (spec.steps.size() != 2 || !chosen) return;
+  if (spec.tool == ProfileTool::kNsys) {
+    if (!on_gpu) {
+      log::warn("profile.tool: nsys marks its window with cudaProfilerStart/Stop, which needs a CUDA device; this rank runs on "
+                "the CPU, so no window is marked (profile.tool: kineto traces CPU runs)");
+      return;
+    }
+    capture_first_ = static_cast<int64_t>(spec.steps[0]);
+    capture_last_ = static_cast<int64_t>(spec.steps[1]);
+    return;
+  }
   recorder_ = std::make_unique<Recorder>();
   recorder_->first = static_cast<int64_t>(spec.steps[0]);
   recorder_->last = static_cast<int64_t>(spec.steps[1]);
@@ -97,6 +108,7 @@ TraceWindow::TraceWindow(const ProfileSpec& spec, int rank, int world_size, cons
 }
 
 TraceWindow::~TraceWindow() {
+  if (capturing_) cuda_profiler_stop();
   if (!recorder_) return;
   try {
     recorder_->finish();
@@ -109,6 +121,14 @@ TraceWindow::TraceWindow(TraceWindow&&) noexcept = default;
 TraceWindow& TraceWindow::operator=(TraceWindow&&) noexcept = default;
 
 void TraceWindow::begin_step(int64_t step) {
+  if (capture_first_ > 0 && step == capture_first_) {
+    capturing_ = cuda_profiler_start();
+    if (capturing_)
+      log::info("CUDA profiler capture on for steps {} to {}: `nsys profile --capture-range=cudaProfilerApi` records them",
+                capture_first_, capture_last_);
+    else
+      log::warn("cudaProfilerStart failed: steps {} to {} are not marked for nsys", capture_first_, capture_last_);
+  }
   if (!recorder_ || recorder_->done) return;
   if (step == recorder_->first) recorder_->start();
   if (!recorder_->running) return;
@@ -118,6 +138,10 @@ void TraceWindow::begin_step(int64_t step) {
 }
 
 void TraceWindow::end_step(int64_t step) {
+  if (capturing_ && step >= capture_last_) {
+    cuda_profiler_stop();
+    capturing_ = false;
+  }
   if (!recorder_ || !recorder_->running) return;
   recorder_->step_range.reset();
   if (step >= recorder_->last) recorder_->finish();

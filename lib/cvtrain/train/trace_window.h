@@ -2,7 +2,8 @@
 // CUDA kernels on a GPU and the input pipeline's threads over a window of steps on the chosen
 // ranks, each step named as PyTorch's profiler names it (ProfilerStep#N) with cvtrain's phases
 // as user ranges (TrainStep), and writes OUTPUT/traces/rank-R.pt.trace.json.gz, a Chrome trace
-// with distributedInfo that Perfetto and Holistic Trace Analysis open.
+// with distributedInfo that Perfetto and Holistic Trace Analysis open. With `profile.tool: nsys`
+// the window is instead bracketed by cudaProfilerStart/Stop for Nsight Systems' capture range.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,10 @@ class TraceWindow {
   struct Recorder;  // the profiler session, defined where LibTorch's profiler headers are included
 
  private:
-  std::unique_ptr<Recorder> recorder_;  // null on ranks and runs without a window
+  std::unique_ptr<Recorder> recorder_;  // null on ranks and runs without a Kineto window
+  // profile.tool nsys: the window's steps, and whether the CUDA profiler is capturing now.
+  int64_t capture_first_ = 0, capture_last_ = 0;
+  bool capturing_ = false;
 };
 
 }  // namespace cvtrain

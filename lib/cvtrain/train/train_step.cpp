@@ -20,6 +20,7 @@
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
+#include "cvtrain/observe/cuda_ranges.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/train/fault_injection.h"
@@ -49,13 +50,15 @@ TrainStep::TrainStep(StepParts parts, StepSettings settings)
       bad_steps_(settings_.max_bad_steps),
       timer_(parts.device, settings_.breakdown),
       rank_(parts.comm.rank()),
-      world_size_(parts.comm.world_size()) {}
+      world_size_(parts.comm.world_size()),
+      nvtx_(parts.device.is_cuda()) {}
 
 StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   StepOutput out;
   Strategy& strategy = parts_.strategy;
   const int64_t accumulation = settings_.accumulation;
   timer_.begin_step();
+  if (nvtx_) nvtx_push("cvtrain::step");
   batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
   parts_.optimizer.zero_grad(/*set_to_none=*/true);
   at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
@@ -105,6 +108,7 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
   phase_range_.reset();
+  end_nvtx_ranges();
   batches.on_arrival(nullptr);  // the hook refers to this step's input
   return out;
 }
@@ -118,15 +122,28 @@ void TrainStep::enter(Phase ended, Phase next, const StepInput& input) {
 
 void TrainStep::begin_phase(Phase next, const StepInput& input) {
   report_phase(input.step, next);
-  if (!input.traced) return;
   static const std::array<std::string, kPhaseCount> range_names = [] {
     std::array<std::string, kPhaseCount> names;
     for (size_t p = 0; p < kPhaseCount; ++p) names[p] = std::string("cvtrain::") + kPhaseNames[p];
     return names;
   }();
+  if (nvtx_) {
+    if (nvtx_phase_open_) nvtx_pop();
+    nvtx_push(range_names[static_cast<size_t>(next)].c_str());
+    nvtx_phase_open_ = true;
+  }
+  if (!input.traced) return;
   phase_range_.reset();  // ends the previous phase's range
   phase_range_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
   phase_range_->before(range_names[static_cast<size_t>(next)]);
+}
+
+// Closes the last phase's NVTX range and the step's.
+void TrainStep::end_nvtx_ranges() {
+  if (!nvtx_) return;
+  if (nvtx_phase_open_) nvtx_pop();
+  nvtx_phase_open_ = false;
+  nvtx_pop();
 }
 
 // Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).

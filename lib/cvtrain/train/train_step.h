@@ -92,6 +92,7 @@ class TrainStep {
  private:
   void enter(Phase ended, Phase next, const StepInput& input);
   void begin_phase(Phase next, const StepInput& input);
+  void end_nvtx_ranges();
   at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
   std::vector<at::Tensor> optimizer_tensors() const;
   at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
@@ -105,6 +106,8 @@ class TrainStep {
   StepTimer timer_;
   std::unique_ptr<at::RecordFunction> phase_range_;  // the current phase, while traced
   int rank_, world_size_;
+  // On CUDA each phase is also an NVTX range, inside one per step, for Nsight Systems.
+  bool nvtx_ = false, nvtx_phase_open_ = false;
 };
 
 }  // namespace cvtrain
