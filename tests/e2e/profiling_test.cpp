@@ -107,7 +107,8 @@ TEST_CASE("a rank stopped from outside is named with the phase it stopped in and
   INFO(run.output << log);
   CHECK_THAT(run.output, Catch::Contains("exit 124"));
   const std::regex named(
-      "rank 1 made no progress for 3 s, (inside step [0-9]+, in [a-z]+|after step [0-9]+), while the others are inside step [0-9]+, in comm");
+      "rank 1 made no progress for 3 s, (inside step [0-9]+, in [a-z]+|after step [0-9]+), while the others are inside step [0-9]+, in comm, "
+      "waiting in all-reduce");
   CHECK(std::regex_search(log, named));
 }
 

@@ -11,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <atomic>
 #include <cstdlib>
 #include <thread>
 
@@ -21,6 +22,23 @@
 namespace cvtrain {
 namespace {
 
+std::atomic<CollectiveWaitListener> wait_listener{nullptr};
+
+// Tells the listener, for as long as it lives, that this rank is blocked in `collective`.
+class WaitReport {
+ public:
+  explicit WaitReport(Collective collective) : listener_(wait_listener.load()) {
+    if (listener_) listener_(collective);
+  }
+  ~WaitReport() {
+    if (listener_) listener_(Collective::kNone);
+  }
+  WaitReport(const WaitReport&) = delete;
+  WaitReport& operator=(const WaitReport&) = delete;
+
+ private:
+  CollectiveWaitListener listener_;
+};
 
 // Runs a collective step, turning the backend's failure (a peer gone, a timeout) into an Error
 // that says which collective, on which rank, of how many.
@@ -37,15 +55,17 @@ auto named(const std::string& what, int rank, int world, const std::string& back
 
 class C10dPending : public PendingCollective {
  public:
-  C10dPending(c10::intrusive_ptr<c10d::Work> work, std::string what, int rank, int world, std::string backend,
+  C10dPending(Collective kind, c10::intrusive_ptr<c10d::Work> work, std::string what, int rank, int world, std::string backend,
               std::vector<at::Tensor> tensors = {})
-      : work_(std::move(work)), tensors_(std::move(tensors)), what_(std::move(what)), rank_(rank), world_(world),
+      : kind_(kind), work_(std::move(work)), tensors_(std::move(tensors)), what_(std::move(what)), rank_(rank), world_(world),
         backend_(std::move(backend)) {}
   void wait() override {
+    const WaitReport waiting(kind_);
     named(what_, rank_, world_, backend_, [&] { work_->wait(); });
   }
 
  private:
+  Collective kind_;
   c10::intrusive_ptr<c10d::Work> work_;
   std::vector<at::Tensor> tensors_;  // the collective's input and output, alive until it is done
   std::string what_;
@@ -63,27 +83,31 @@ class C10dCommunicator : public Communicator {
   std::unique_ptr<PendingCollective> all_reduce_sum_async(at::Tensor& tensor, const std::string& what) override {
     std::vector<at::Tensor> tensors{tensor};
     auto work = named(what, rank(), world_size(), name_, [&] { return backend_->allreduce(tensors); });
-    return std::make_unique<C10dPending>(std::move(work), what, rank(), world_size(), name_);
+    return std::make_unique<C10dPending>(Collective::kAllReduce, std::move(work), what, rank(), world_size(), name_);
   }
   void broadcast(at::Tensor& tensor, int root, const std::string& what) override {
     std::vector<at::Tensor> tensors{tensor};
     c10d::BroadcastOptions options;
     options.rootRank = root;
+    const WaitReport waiting(Collective::kBroadcast);
     named(what, rank(), world_size(), name_, [&] { backend_->broadcast(tensors, options)->wait(); });
   }
   void barrier(const std::string& what) override {
+    const WaitReport waiting(Collective::kBarrier);
     named(what, rank(), world_size(), name_, [&] { backend_->barrier()->wait(); });
   }
   std::unique_ptr<PendingCollective> all_gather_async(at::Tensor& full, const at::Tensor& shard, const std::string& what) override {
     at::Tensor input = shard;
     auto work = named(what, rank(), world_size(), name_, [&] { return backend_->_allgather_base(full, input); });
-    return std::make_unique<C10dPending>(std::move(work), what, rank(), world_size(), name_, std::vector<at::Tensor>{full, input});
+    return std::make_unique<C10dPending>(Collective::kAllGather, std::move(work), what, rank(), world_size(), name_,
+                                         std::vector<at::Tensor>{full, input});
   }
   std::unique_ptr<PendingCollective> reduce_scatter_sum_async(at::Tensor& shard, const at::Tensor& full,
                                                               const std::string& what) override {
     at::Tensor input = full;
     auto work = named(what, rank(), world_size(), name_, [&] { return backend_->_reduce_scatter_base(shard, input); });
-    return std::make_unique<C10dPending>(std::move(work), what, rank(), world_size(), name_, std::vector<at::Tensor>{shard, input});
+    return std::make_unique<C10dPending>(Collective::kReduceScatter, std::move(work), what, rank(), world_size(), name_,
+                                         std::vector<at::Tensor>{shard, input});
   }
 
  private:
@@ -216,6 +240,8 @@ std::unique_ptr<Communicator> connect(const GroupSpec& spec) {
 }
 
 std::unique_ptr<Communicator> single_process_communicator() { return std::make_unique<SingleProcess>(); }
+
+void set_collective_wait_listener(CollectiveWaitListener listener) { wait_listener.store(listener); }
 
 std::string nccl_version() {
 #ifdef CVTRAIN_WITH_NCCL

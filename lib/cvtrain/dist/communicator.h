@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "cvtrain/core/step_phase.h"
+
 namespace at {
 class Tensor;
 }
@@ -56,6 +58,13 @@ class Communicator {
 // A world of one gets single_process_communicator() unless spec.group_of_one.
 std::unique_ptr<Communicator> connect(const GroupSpec& spec);
 std::unique_ptr<Communicator> single_process_communicator();
+
+// Called with the collective before every blocking wait on one (on Gloo the host waits there; on
+// NCCL a wait only orders the stream) and with Collective::kNone once it is over: the trainer points
+// it at the launcher's hang watch, which then names what a stuck rank's peers wait in. One per
+// process; nullptr (the default) for none.
+using CollectiveWaitListener = void (*)(Collective);
+void set_collective_wait_listener(CollectiveWaitListener listener);
 
 // The NCCL library's version ("2.27.3"), or "none" without NCCL.
 std::string nccl_version();

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -32,19 +33,41 @@ void report(int64_t value) {
 
 }  // namespace
 
-constexpr int64_t kPerStep = 16;  // room for "started" and every phase
-static_assert(kPhaseCount + 2 <= kPerStep);
+constexpr int64_t kStarted = 8, kPhaseBlock = 16;
+static_assert(kStarted > static_cast<int64_t>(kCollectiveCount) && kPhaseBlock >= static_cast<int64_t>(kCollectiveCount));
+static_assert(kPhaseBlock * (1 + static_cast<int64_t>(kPhaseCount)) <= kProgressPerStep);
 
-void report_step_started(int64_t step) { report(kPerStep * (step - 1) + 1); }
-void report_step_done(int64_t step) { report(kPerStep * step); }
-void report_phase(int64_t step, Phase phase) { report(kPerStep * (step - 1) + 2 + static_cast<int64_t>(phase)); }
+namespace {
+
+// The last report outside a collective: where report_collective adds the collective.
+std::atomic<int64_t> last_position{-1};
+
+void report_position(int64_t value) {
+  last_position.store(value, std::memory_order_relaxed);
+  report(value);
+}
+
+}  // namespace
+
+void report_step_started(int64_t step) { report_position(kProgressPerStep * (step - 1) + kStarted); }
+void report_step_done(int64_t step) { report_position(kProgressPerStep * step); }
+void report_phase(int64_t step, Phase phase) {
+  report_position(kProgressPerStep * (step - 1) + kPhaseBlock * (1 + static_cast<int64_t>(phase)));
+}
+
+void report_collective(Collective collective) {
+  const int64_t position = last_position.load(std::memory_order_relaxed);
+  if (position >= 0) report(position + static_cast<int64_t>(collective));
+}
 
 std::string describe_progress(int64_t value) {
-  const int64_t within = value % kPerStep, step = value / kPerStep + (within > 0 ? 1 : 0);
-  if (within == 0) return "after step " + std::to_string(step);
-  const std::string inside = "inside step " + std::to_string(step);
-  if (within == 1 || within - 2 >= static_cast<int64_t>(kPhaseCount)) return inside;
-  return inside + ", in " + kPhaseNames[static_cast<size_t>(within - 2)];
+  const int64_t within = value % kProgressPerStep, done = value / kProgressPerStep;
+  const int64_t slot = within < kStarted ? 0 : within < kPhaseBlock ? kStarted : within / kPhaseBlock * kPhaseBlock;
+  const auto collective = static_cast<size_t>(within - slot);
+  std::string text = slot == 0 ? "after step " + std::to_string(done) : "inside step " + std::to_string(done + 1);
+  if (slot >= kPhaseBlock) text += std::string(", in ") + kPhaseNames[static_cast<size_t>(slot / kPhaseBlock - 1)];
+  if (collective > 0 && collective < kCollectiveCount) text += std::string(", waiting in ") + kCollectiveNames[collective];
+  return text;
 }
 
 }  // namespace cvtrain

@@ -16,10 +16,15 @@ void report_step_started(int64_t step);  // `step` is 1-based: the step now bein
 void report_step_done(int64_t step);
 // Step `step` now enters `phase` (data, forward, comm...): the hang watch names where a rank stopped.
 void report_phase(int64_t step, Phase phase);
+// Where the last report left this rank, it now blocks in `collective` (kNone: it is out of it
+// again). Called by the communicator around every wait.
+void report_collective(Collective collective);
 
-// The progress values reports encode, in words: "after step 4", "inside step 5, in forward".
-// Values grow with progress: 16 x step once it is done, 16 x (step - 1) + 1 when it starts and
-// 16 x (step - 1) + 2 + phase inside it.
+// The progress values reports encode, in words: "after step 4", "inside step 5, in forward",
+// "inside step 5, in comm, waiting in all-reduce". Values grow with progress: within each block
+// of kProgressPerStep, 0 is "after step N" (+ the collective waited in there), 8 "step N+1
+// started" (+ collective), 16 x (1 + phase) + collective inside step N+1.
+inline constexpr int64_t kProgressPerStep = 128;
 std::string describe_progress(int64_t value);
 
 }  // namespace cvtrain

@@ -25,6 +25,7 @@
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/synthetic.h"
 #include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
@@ -319,6 +320,7 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   install_stop_handlers();
   share_cores(rank);
   run.comm = join_group(recipe.distributed, recipe.strategy, rank, run.device);
+  set_collective_wait_listener(&report_collective);  // the hang watch learns what the peers of a stuck rank wait in
   torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
   configure_tf32(PrecisionPolicy{recipe.precision});
   // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
