@@ -167,3 +167,20 @@ TEST_CASE("profile.tool nsys on a CPU run says that no capture window can be mar
   CHECK_THAT(run.output, Catch::Contains("profile.tool: nsys marks its window with cudaProfilerStart/Stop, which needs a CUDA device"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/traces")));
 }
+
+TEST_CASE("a run that keeps memory after every step is told its memory grows", "[e2e]") {
+  TempDir dir;
+  const cvtrain::testing::Run run =
+      shell("CVTRAIN_LEAK_MB_PER_STEP=6 $CVTRAIN --recipe $RECIPE data.max_samples=640 data.val= train.epochs=4 output=" + dir.file("run"),
+            dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("memory growth: the peak memory rose in every epoch since epoch 2"));
+  CHECK_THAT(read_text(dir.file("run/perf_summary.json")), Catch::Contains("\"kind\": \"memory_growth\""));
+  // Without the leak the same run's peak settles: no verdict.
+  const cvtrain::testing::Run clean =
+      shell("$CVTRAIN --recipe $RECIPE data.max_samples=640 data.val= train.epochs=4 output=" + dir.file("clean"), dir);
+  INFO(clean.output);
+  REQUIRE(clean.exit_code == 0);
+  CHECK_THAT(clean.output, !Catch::Contains("memory growth"));
+}

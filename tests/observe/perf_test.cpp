@@ -143,6 +143,71 @@ TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]")
   }
 }
 
+TEST_CASE("an input-bound run whose workers mostly read files is storage-bound, not short of workers", "[observe]") {
+  Recipe recipe;
+  recipe.data.workers = 4;
+  PerfFacts facts;
+  facts.cores = 16;
+  for (int i = 0; i < 10; ++i) facts.phases.add_step(step_of(0.5, 0.2, 0.3, 0.0));
+  facts.read_share = 0.7;
+  const std::vector<Verdict> reading = perf_verdicts(facts, recipe);
+  CHECK_FALSE(has_verdict(reading, "input_bound"));
+  CHECK_THAT(verdict(reading, "storage_bound").message,
+             Catch::StartsWith("input-bound, by storage: 50% of the step time waits for data, and the input workers spend 70%") &&
+                 Catch::Contains("more data.workers (now 4) would only queue") && Catch::Contains("cvtrain data pack"));
+  facts.read_share = 0.2;
+  const std::vector<Verdict> decoding = perf_verdicts(facts, recipe);
+  CHECK_FALSE(has_verdict(decoding, "storage_bound"));
+  CHECK_THAT(verdict(decoding, "input_bound").message,
+             Catch::Contains("(the workers spend 80% of their time decoding and augmenting, 20% reading)") &&
+                 Catch::Contains("data.workers: 9 would keep up"));
+  recipe.observe.storage_bound = 0.1;  // the threshold is the recipe's
+  CHECK(has_verdict(perf_verdicts(facts, recipe), "storage_bound"));
+}
+
+TEST_CASE("a GPU that runs dry between launches without waiting for data is host-bound", "[observe]") {
+  Recipe recipe;
+  recipe.train.micro_batch = 16;
+  PerfFacts facts;
+  facts.on_gpu = true;
+  for (int i = 0; i < 10; ++i) facts.phases.add_step(step_of(0.001, 0.2, 0.3, 0.0));
+  facts.gpu_drained = 0.8;
+  CHECK_THAT(verdict(perf_verdicts(facts, recipe), "host_bound").message,
+             Catch::StartsWith("host/launch-bound: in 80% of the forward, backward and optimizer phases") &&
+                 Catch::Contains("train.micro_batch (now 16)"));
+  facts.gpu_drained = 0.3;
+  CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "host_bound"));
+  recipe.observe.launch_bound = 0.25;
+  CHECK(has_verdict(perf_verdicts(facts, recipe), "host_bound"));
+  // Waiting for data, the GPU runs dry for that reason: the input verdict says it, not this one.
+  PerfFacts starved = facts;
+  starved.phases.restart();
+  for (int i = 0; i < 10; ++i) starved.phases.add_step(step_of(0.4, 0.2, 0.3, 0.0));
+  CHECK_FALSE(has_verdict(perf_verdicts(starved, recipe), "host_bound"));
+  facts.on_gpu = false;  // a CPU has no queue to run dry
+  CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "host_bound"));
+}
+
+TEST_CASE("peak memory rising in every epoch since the second is growth, a plateau is not", "[observe]") {
+  Recipe recipe;
+  PerfFacts facts;
+  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0));
+  facts.epoch_peak_mb = {900, 1000, 1080, 1150};
+  const std::vector<Verdict> grown = perf_verdicts(facts, recipe);
+  const Verdict& growth = verdict(grown, "memory_growth");
+  CHECK(growth.value == Approx(0.15));
+  CHECK_THAT(growth.message, Catch::StartsWith("memory growth: the peak memory rose in every epoch since epoch 2, from 1000 MB to 1150 MB "
+                                               "(+15%) after epoch 4"));
+  facts.epoch_peak_mb = {900, 1000, 1150, 1150};  // settled
+  CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
+  facts.epoch_peak_mb = {900, 1000, 1020, 1040};  // +4%, below observe.memory_growth
+  CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
+  recipe.observe.memory_growth = 0.03;
+  CHECK(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
+  facts.epoch_peak_mb = {900, 2000};  // two epochs say nothing yet
+  CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
+}
+
 TEST_CASE("a quiet run gets no verdicts, and perf_summary.json holds the breakdown", "[observe]") {
   Recipe recipe;
   PerfFacts facts;

@@ -56,7 +56,7 @@ Batch BatchLoader::make_batch(int64_t batch_index) {
   const auto sample_bytes = static_cast<size_t>(images.stride(0));
   for (int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<size_t>(order_[static_cast<size_t>(first + i)]);
-    const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes);
+    const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes, options_.timings);
     label_out[i] = dataset_.label(used);
   }
   return Batch{images, labels, order_.empty() ? 0 : order_[static_cast<size_t>(first)]};

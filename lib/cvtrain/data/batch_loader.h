@@ -34,6 +34,7 @@ struct LoaderOptions {
   bool pin_memory = false;  // page-locked batches, for asynchronous host-to-device copies
   SampleTransform transform;
   BadSamples* bad_samples = nullptr;  // null: an unusable sample is an error
+  InputTimings* timings = nullptr;    // where the workers' read and decode times are added, if anywhere
 };
 
 class BatchLoader {

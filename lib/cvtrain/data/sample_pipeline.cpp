@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
@@ -12,8 +14,15 @@ namespace {
 
 constexpr size_t kReasonsShown = 3;
 
-void decode_and_transform(const Dataset& dataset, size_t source, const SampleTransform& t, size_t key, uint8_t* out) {
+int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+void decode_and_transform(const Dataset& dataset, size_t source, const SampleTransform& t, size_t key, uint8_t* out,
+                          InputTimings* timings) {
+  const auto started = std::chrono::steady_clock::now();
   RawSample raw = dataset.read(source);
+  const int64_t read_ns = nanoseconds_since(started);
   const std::string name = dataset.describe(source);
   ImageWindow window;
   ImageSize size;
@@ -40,6 +49,11 @@ void decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
   if (window.image.channels != dataset.channels())
     throw Error(fmt::format("{}: has {} channel(s), the dataset {}", name, window.image.channels, dataset.channels()));
   render_sample(window, size, plan, t, out);
+  if (timings) {
+    timings->read_ns.fetch_add(read_ns, std::memory_order_relaxed);
+    timings->decode_ns.fetch_add(nanoseconds_since(started) - read_ns, std::memory_order_relaxed);
+    timings->samples.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace
@@ -69,16 +83,17 @@ size_t BadSamples::count() const {
   return bad_.size();
 }
 
-size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out) {
+size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out,
+                      InputTimings* timings) {
   if (!bad) {
-    decode_and_transform(dataset, index, t, index, out);
+    decode_and_transform(dataset, index, t, index, out, timings);
     return index;
   }
   const size_t n = dataset.size();
   for (size_t step = 0; step < n; ++step) {
     const size_t source = (index + step) % n;
     try {
-      decode_and_transform(dataset, source, t, index, out);
+      decode_and_transform(dataset, source, t, index, out, timings);
       return source;
     } catch (const Error& e) {
       bad->record(source, e.what());

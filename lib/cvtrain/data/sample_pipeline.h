@@ -2,7 +2,9 @@
 // the planned crop), crop, resize, flip. Unusable samples are skipped, counted and bounded.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <string>
@@ -32,13 +34,21 @@ class BadSamples {
   std::string first_reasons_;
 };
 
+// Where the workers' time goes, summed over every sample and thread: reading the file (storage)
+// against decoding and augmenting it, for the verdict that tells storage- from decode-bound.
+struct InputTimings {
+  std::atomic<int64_t> read_ns{0}, decode_ns{0}, samples{0};
+};
+
 // Writes sample `index`, transformed as `transform` says (keyed by `index`), to `out`
 // (image_size^2 x channels bytes, HWC). Without `bad`, any read or decode error propagates; with
 // it, an unusable sample is recorded and replaced by the next usable one in dataset order, still
 // transformed with `index`'s random decisions, so batches keep their size and stay a pure
 // function of (seed, epoch, index) and the data. Returns the index of the sample used (its label
 // is the one that goes with the pixels).
-size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad, uint8_t* out);
+// With `timings`, the sample's read and decode times are added to them.
+size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad, uint8_t* out,
+                      InputTimings* timings = nullptr);
 
 // prepare_sample into a new image (for tools and tests).
 Image prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad = nullptr);

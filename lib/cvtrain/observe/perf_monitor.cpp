@@ -17,6 +17,19 @@ void PerfMonitor::add_steps(const std::vector<PhaseSeconds>& steps) {
   }
 }
 
+SourceTimes& SourceTimes::operator+=(const SourceTimes& o) {
+  read_s += o.read_s;
+  decode_s += o.decode_s;
+  launch_phases += o.launch_phases;
+  launch_drained += o.launch_drained;
+  return *this;
+}
+
+void PerfMonitor::add_sources(const SourceTimes& times) {
+  epoch_sources_ += times;
+  run_sources_ += times;
+}
+
 RankWindow PerfMonitor::interval_window() const {
   RankWindow w;
   for (size_t p = 0; p < kPhaseCount; ++p) w.seconds[p] = interval_.mean_s(static_cast<Phase>(p));
@@ -52,7 +65,7 @@ void PerfMonitor::add_rank_windows(const std::vector<RankWindow>& windows) {
 
 std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double images_per_s, double tflops) {
   if (warned_epoch_ == epoch || interval_.fraction(Phase::kData) < recipe_.observe.input_bound) return std::nullopt;
-  for (const Verdict& v : perf_verdicts(facts(interval_, 0, images_per_s, tflops, std::nullopt, false), recipe_))
+  for (const Verdict& v : perf_verdicts(facts(interval_, epoch_sources_, 0, images_per_s, tflops, std::nullopt, false), recipe_))
     if (v.kind == "input_bound") {
       warned_epoch_ = epoch;
       return v.message;
@@ -61,15 +74,15 @@ std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double i
 }
 
 std::vector<Verdict> PerfMonitor::epoch_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  return perf_verdicts(facts(epoch_, least_comm_epoch_s_, images_per_s, tflops, memory_fraction, false), recipe_);
+  return perf_verdicts(facts(epoch_, epoch_sources_, least_comm_epoch_s_, images_per_s, tflops, memory_fraction, false), recipe_);
 }
 
 std::vector<Verdict> PerfMonitor::run_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  return perf_verdicts(facts(run_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true), recipe_);
+  return perf_verdicts(facts(run_, run_sources_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true), recipe_);
 }
 
 std::string PerfMonitor::summary_json(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  const PerfFacts f = facts(run_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true);
+  const PerfFacts f = facts(run_, run_sources_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true);
   return perf_summary_json(f, perf_verdicts(f, recipe_));
 }
 
@@ -83,7 +96,7 @@ std::optional<double> PerfMonitor::memory_fraction(int64_t bytes) const {
   return static_cast<double>(bytes) / static_cast<double>(context_.device_memory_bytes);
 }
 
-PerfFacts PerfMonitor::facts(const PhaseTotals& phases, double least_comm_s, double images_per_s, double tflops,
+PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sources, double least_comm_s, double images_per_s, double tflops,
                              std::optional<double> memory_fraction, bool whole_run) const {
   PerfFacts f;
   f.phases = phases;
@@ -105,6 +118,10 @@ PerfFacts PerfMonitor::facts(const PhaseTotals& phases, double least_comm_s, dou
       f.rank_means.push_back(r);
     }
   if (whole_run) f.outliers = outliers_;
+  // Below a quarter second of the workers' time the shares are noise.
+  if (sources.read_s + sources.decode_s >= 0.25) f.read_share = sources.read_s / (sources.read_s + sources.decode_s);
+  if (sources.launch_phases > 0) f.gpu_drained = static_cast<double>(sources.launch_drained) / static_cast<double>(sources.launch_phases);
+  f.epoch_peak_mb = epoch_peaks_;
   return f;
 }
 

@@ -36,16 +36,28 @@ struct RankFigures {
   double slowest_score = 1;
 };
 
+// What the input workers and the GPU's queue did over a stretch of steps: the workers' seconds
+// reading and decoding, and the compute phases checked and found with the GPU run dry.
+struct SourceTimes {
+  double read_s = 0, decode_s = 0;
+  int64_t launch_phases = 0, launch_drained = 0;
+  SourceTimes& operator+=(const SourceTimes& o);
+};
+
 class PerfMonitor {
  public:
   PerfMonitor(const Recipe& recipe, PerfContext context);
 
   void add_steps(const std::vector<PhaseSeconds>& steps);
+  void add_sources(const SourceTimes& times);
+  // After each epoch: its peak memory, MB above the start (for the memory-growth verdict).
+  void add_epoch_peak(double peak_mb) { epoch_peaks_.push_back(peak_mb); }
   const PhaseTotals& interval() const { return interval_; }
   const PhaseTotals& epoch() const { return epoch_; }
   void restart_interval() { interval_.restart(); }
   void restart_epoch() {
     epoch_.restart();
+    epoch_sources_ = SourceTimes{};
     least_comm_epoch_s_ = 0;
   }
   // This rank's mean phase seconds per step in the interval, for the all-gather.
@@ -69,13 +81,15 @@ class PerfMonitor {
   std::optional<double> memory_fraction(int64_t bytes) const;
 
  private:
-  PerfFacts facts(const PhaseTotals& phases, double least_comm_s, double images_per_s, double tflops,
+  PerfFacts facts(const PhaseTotals& phases, const SourceTimes& sources, double least_comm_s, double images_per_s, double tflops,
                   std::optional<double> memory_fraction, bool whole_run) const;
   void add_rank_windows(const std::vector<RankWindow>& windows);
 
   const Recipe& recipe_;
   PerfContext context_;
   PhaseTotals interval_, epoch_, run_;
+  SourceTimes epoch_sources_, run_sources_;
+  std::vector<double> epoch_peaks_;
   // Seconds of exposed communication of the least-waiting rank, summed over compared windows.
   double least_comm_epoch_s_ = 0, least_comm_run_s_ = 0;
   // Every rank's phase seconds over the compared windows' steps, and those steps.

@@ -18,10 +18,22 @@ constexpr double kWorkerMargin = 1.1;     // headroom over the exact rate
 
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
+std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double data) {
+  const double reading = *f.read_share;
+  return Verdict{"storage_bound", data,
+                 fmt::format("{}input-bound, by storage: {} of the step time waits for data, and the input workers spend {} of their "
+                             "time reading files rather than decoding them, so more data.workers (now {}) would only queue on the "
+                             "same storage; copy the data to local disk, or pack it into a few large shards that read sequentially "
+                             "(`cvtrain data pack SRC DST --shards N`, with --resize {} to read fewer bytes).",
+                             data >= r.observe.input_bound ? "" : "moderately ", percent(data), percent(reading), r.data.workers,
+                             r.model.image_size * 8 / 7)};
+}
+
 std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
   const double data = f.phases.fraction(Phase::kData);
   const double threshold = r.observe.input_bound;
   if (data < kModerateShare * threshold) return std::nullopt;
+  if (f.read_share && *f.read_share >= r.observe.storage_bound) return storage_bound(f, r, data);
   const int64_t workers = r.data.workers;
   const int64_t needed = workers_to_keep_up(workers, data);
   const int64_t cores_per_rank = std::max<int64_t>(1, f.cores / static_cast<unsigned>(std::max(1, f.local_world_size)));
@@ -37,9 +49,13 @@ std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
         "near model.image_size ({}) with `cvtrain data pack --resize`, so that each decode costs less",
         use_cores, cores_per_rank, needed, r.model.image_size);
   }
+  const std::string decoding =
+      f.read_share ? fmt::format(" (the workers spend {} of their time decoding and augmenting, {} reading)", percent(1 - *f.read_share),
+                                 percent(*f.read_share))
+                   : "";
   return Verdict{"input_bound", data,
-                 fmt::format("{}input-bound: {} of the step time waits for data; {}.", data >= threshold ? "" : "moderately ",
-                             percent(data), advice)};
+                 fmt::format("{}input-bound: {} of the step time waits for data{}; {}.", data >= threshold ? "" : "moderately ",
+                             percent(data), decoding, advice)};
 }
 
 std::optional<Verdict> copy_bound(const PerfFacts& f, const Recipe& r) {
@@ -63,6 +79,31 @@ std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
                  fmt::format("communication-bound: {} of the step waits for communication that backward did not hide ({} ranks, "
                              "strategy {}); {}.",
                              percent(comm), f.world_size, name_of(r.strategy), advice)};
+}
+
+std::optional<Verdict> host_bound(const PerfFacts& f, const Recipe& r) {
+  const double data = f.phases.fraction(Phase::kData);
+  if (!f.on_gpu || !f.gpu_drained || *f.gpu_drained < r.observe.launch_bound || data >= kModerateShare * r.observe.input_bound)
+    return std::nullopt;
+  return Verdict{"host_bound", *f.gpu_drained,
+                 fmt::format("host/launch-bound: in {} of the forward, backward and optimizer phases the GPU had finished all its work "
+                             "before the host issued the next, while data waits are only {}: the GPU idles between kernel launches. "
+                             "A larger train.micro_batch (now {}) gives every launch more work to hide the host's time behind.",
+                             percent(*f.gpu_drained), percent(data), r.train.micro_batch)};
+}
+
+std::optional<Verdict> memory_growth(const PerfFacts& f, const Recipe& r) {
+  const std::vector<double>& peaks = f.epoch_peak_mb;
+  if (peaks.size() < 3 || peaks[1] <= 0) return std::nullopt;
+  for (size_t e = 2; e < peaks.size(); ++e)
+    if (!(peaks[e] > peaks[e - 1])) return std::nullopt;  // a plateau is an allocator that settled, not growth
+  const double growth = peaks.back() / peaks[1] - 1;
+  if (growth < r.observe.memory_growth) return std::nullopt;
+  return Verdict{"memory_growth", growth,
+                 fmt::format("memory growth: the peak memory rose in every epoch since epoch 2, from {:.0f} MB to {:.0f} MB (+{}) after "
+                             "epoch {}; something keeps memory from one step to the next (tensors held in a list, a growing cache), and "
+                             "at this rate the run ends out of memory.",
+                             peaks[1], peaks.back(), percent(growth), peaks.size())};
 }
 
 std::optional<Verdict> straggler(const PerfFacts& f) {
@@ -141,8 +182,9 @@ int64_t workers_to_keep_up(int64_t workers, double data_fraction) {
 
 std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe) {
   std::vector<Verdict> verdicts;
-  for (auto v : {input_bound(facts, recipe), copy_bound(facts, recipe), comm_bound(facts, recipe), straggler(facts),
-                 step_outliers(facts, recipe), memory_pressure(facts, recipe), precision(facts, recipe)})
+  for (auto v : {input_bound(facts, recipe), copy_bound(facts, recipe), comm_bound(facts, recipe), host_bound(facts, recipe),
+                 straggler(facts), step_outliers(facts, recipe), memory_pressure(facts, recipe), memory_growth(facts, recipe),
+                 precision(facts, recipe)})
     if (v) verdicts.push_back(std::move(*v));
   return verdicts;
 }

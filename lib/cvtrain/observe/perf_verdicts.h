@@ -49,11 +49,16 @@ struct PerfFacts {
   std::optional<StragglerFinding> straggler;
   std::vector<std::string> rank_labels;     // rank_label() of every rank
   std::vector<PhaseSeconds> rank_means;     // every rank's mean seconds per step in each phase (several ranks)
+  std::optional<double> read_share;         // of the input workers' busy time, the share spent reading files
+  std::optional<double> gpu_drained;        // CUDA: the share of compute phases the GPU finished before the host issued more
+  std::vector<double> epoch_peak_mb;        // the peak memory (MB above the start) after each epoch so far
   StepOutliers outliers;
 };
 
 struct Verdict {
-  std::string kind;  // input_bound, copy_bound, comm_bound, straggler, stall, step_outliers, memory_pressure, precision
+  // input_bound, storage_bound, copy_bound, comm_bound, host_bound, straggler, stall, step_outliers, memory_pressure,
+  // memory_growth, precision
+  std::string kind;
   double value = 0;  // the number the verdict rests on (a fraction, a score, a count)
   std::string message;
 };

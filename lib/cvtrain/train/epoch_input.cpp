@@ -23,6 +23,7 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
   options.transform.augment = &recipe.augment;
   options.transform.epoch = epoch;
   options.bad_samples = run.data.train_bad.get();
+  options.timings = run.data.train_timings.get();
   const Dataset& train = *run.data.train;
   const int64_t global_batch = recipe.train.global_batch;
   std::vector<int64_t> share = rank_share(epoch_order(options.transform.seed, epoch, train.size()), global_batch, rank.world_size, rank.rank);

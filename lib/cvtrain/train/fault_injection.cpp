@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <thread>
+#include <vector>
 
 #include "cvtrain/core/log.h"
 #include "cvtrain/launch/stop_request.h"
@@ -30,7 +31,15 @@ bool rank_and_step(const char* rank_variable, const char* step_variable, int ran
 
 }  // namespace
 
+// Megabytes written to (so that they count in the resident set) and never given back.
+static void leak_memory() {
+  static const char* per_step = std::getenv("CVTRAIN_LEAK_MB_PER_STEP");
+  static std::vector<std::vector<char>> kept;
+  if (per_step) kept.emplace_back(static_cast<size_t>(std::atof(per_step) * (1 << 20)), '\1');
+}
+
 void inject_rank_fault(int rank, int attempt, int64_t step) {
+  leak_memory();
   if (attempt != 0) return;
   if (rank_and_step("CVTRAIN_FAULT_RANK", "CVTRAIN_FAULT_STEP", rank, step)) {
     log::error("rank {}: injected fault after step {} (CVTRAIN_FAULT_STEP)", rank, step);

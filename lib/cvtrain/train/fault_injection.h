@@ -13,6 +13,8 @@ namespace cvtrain {
 // After step `step` (first attempt only: a restarted group runs clean):
 // CVTRAIN_FAULT_RANK=R CVTRAIN_FAULT_STEP=S makes rank R exit with code 3, as a crash would;
 // CVTRAIN_HANG_RANK=R CVTRAIN_HANG_STEP=S makes it sleep there forever.
+// On every rank and attempt, CVTRAIN_LEAK_MB_PER_STEP=M keeps M more megabytes after each step, as
+// a leak would.
 void inject_rank_fault(int rank, int attempt, int64_t step);
 
 // During step `step` (1-based): CVTRAIN_STOP_AT_STEP=S acts as if a SIGTERM arrived.

@@ -36,6 +36,7 @@ struct Recipe;
 struct RunData {
   std::unique_ptr<Dataset> train, val;
   std::unique_ptr<BadSamples> train_bad, val_bad;
+  std::unique_ptr<InputTimings> train_timings = std::make_unique<InputTimings>();  // the training workers' read / decode time
   int64_t channels = 0;  // what the model takes in
 };
 

@@ -4,8 +4,10 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "cvtrain/core/log.h"
+#include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/recipe/recipe.h"
@@ -14,12 +16,14 @@
 
 namespace cvtrain {
 
-RunProfiler::RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image)
+RunProfiler::RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
+                         const InputTimings& input)
     : recipe_(recipe),
       monitor_(recipe, std::move(context)),
       comm_(comm),
       device_(device),
       flops_per_image_(flops_per_image),
+      input_(input),
       enabled_(recipe.observe.breakdown) {}
 
 void RunProfiler::start_epoch(StepTimer& timer) {
@@ -27,7 +31,20 @@ void RunProfiler::start_epoch(StepTimer& timer) {
   timer.break_sequence();  // the evaluation before this epoch is in its own record (eval_s)
 }
 
-void RunProfiler::after_step(StepTimer& timer) { monitor_.add_steps(timer.take_finished()); }
+void RunProfiler::after_step(StepTimer& timer) {
+  monitor_.add_steps(timer.take_finished());
+  add_sources(timer.launch_checks());
+}
+
+void RunProfiler::add_sources(const LaunchChecks& launches) {
+  const int64_t read_ns = input_.read_ns.load(std::memory_order_relaxed), decode_ns = input_.decode_ns.load(std::memory_order_relaxed);
+  SourceTimes delta;
+  delta.read_s = static_cast<double>(read_ns - std::exchange(seen_read_ns_, read_ns)) / 1e9;
+  delta.decode_s = static_cast<double>(decode_ns - std::exchange(seen_decode_ns_, decode_ns)) / 1e9;
+  delta.launch_phases = launches.phases - std::exchange(seen_launch_phases_, launches.phases);
+  delta.launch_drained = launches.drained - std::exchange(seen_launch_drained_, launches.drained);
+  monitor_.add_sources(delta);
+}
 
 void RunProfiler::complete(int64_t epoch, TrainRecord& record) {
   record.mfu = monitor_.mfu(record.train_tflops);
@@ -45,7 +62,10 @@ void RunProfiler::complete(int64_t epoch, TrainRecord& record) {
   monitor_.restart_interval();
 }
 
-void RunProfiler::complete(EpochRecord& record) const { record.breakdown = monitor_.epoch(); }
+void RunProfiler::complete(EpochRecord& record) {
+  record.breakdown = monitor_.epoch();
+  monitor_.add_epoch_peak(record.memory.peak_mb());
+}
 
 void RunProfiler::report_epoch(const EpochRecord& record) const {
   if (!enabled_) return;

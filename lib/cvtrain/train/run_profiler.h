@@ -17,19 +17,23 @@ namespace cvtrain {
 
 class Communicator;
 class StepTimer;
+struct InputTimings;
+struct LaunchChecks;
 struct Recipe;
 
 class RunProfiler {
  public:
-  // `recipe` and `comm` outlive the profiler; `flops_per_image` is the model's forward.
-  RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image);
+  // `recipe`, `comm` and `input` (the training workers' running times) outlive the profiler;
+  // `flops_per_image` is the model's forward.
+  RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
+              const InputTimings& input);
 
   void start_epoch(StepTimer& timer);
   void after_step(StepTimer& timer);
   // Collective (every rank at the same steps): fills the record's profile fields on rank 0 and
   // warns of an input-bound interval or a chronic straggler.
   void complete(int64_t epoch, TrainRecord& record);
-  void complete(EpochRecord& record) const;
+  void complete(EpochRecord& record);
   // Rank 0, after the epoch's line: its verdicts.
   void report_epoch(const EpochRecord& record) const;
   // Rank 0, at the end: where the time went, the verdicts, and perf_summary.json at `summary_path`.
@@ -39,12 +43,16 @@ class RunProfiler {
   std::vector<RankWindow> gather_windows();
   double tflops(double images_per_s) const { return 3 * flops_per_image_ * images_per_s / 1e12; }  // forward + backward ~ 3 forwards
   std::optional<double> memory_fraction() const;
+  // The workers' and the GPU queue's counts since the last call, into the monitor.
+  void add_sources(const LaunchChecks& launches);
 
   const Recipe& recipe_;
   PerfMonitor monitor_;
   Communicator& comm_;
   c10::Device device_;
   double flops_per_image_;
+  const InputTimings& input_;
+  int64_t seen_read_ns_ = 0, seen_decode_ns_ = 0, seen_launch_phases_ = 0, seen_launch_drained_ = 0;
   bool enabled_;
 };
 

@@ -19,6 +19,7 @@ struct StepTimer::Clocks {
   virtual void end_step() = 0;
   virtual void break_sequence() = 0;
   virtual std::vector<PhaseSeconds> take_finished() = 0;
+  virtual LaunchChecks launch_checks() const { return {}; }
 };
 
 namespace {
@@ -74,8 +75,16 @@ class DeviceEvents : public StepTimer::Clocks {
 
   void begin_step() override { open_ = Step{previous_end_, record(), {}}; }
   void mark(Phase phase) override {
-    if (open_) open_->marks.emplace_back(phase, record());
+    if (!open_) return;
+    EventPtr event = record();
+    // Queried just after recording: complete only if the GPU has nothing queued before it.
+    if (phase == Phase::kForward || phase == Phase::kBackward || phase == Phase::kOptimizer) {
+      ++checks_.phases;
+      if (event->query()) ++checks_.drained;
+    }
+    open_->marks.emplace_back(phase, std::move(event));
   }
+  LaunchChecks launch_checks() const override { return checks_; }
   void end_step() override {
     if (!open_) return;
     previous_end_ = last_event(*open_);
@@ -124,6 +133,7 @@ class DeviceEvents : public StepTimer::Clocks {
   EventPtr previous_end_;
   std::optional<Step> open_;
   std::deque<Step> queued_;
+  LaunchChecks checks_;
 };
 
 }  // namespace
@@ -146,5 +156,6 @@ void StepTimer::mark(Phase phase) { clocks_->mark(phase); }
 void StepTimer::end_step() { clocks_->end_step(); }
 void StepTimer::break_sequence() { clocks_->break_sequence(); }
 std::vector<PhaseSeconds> StepTimer::take_finished() { return clocks_->take_finished(); }
+LaunchChecks StepTimer::launch_checks() const { return clocks_->launch_checks(); }
 
 }  // namespace cvtrain

@@ -15,6 +15,12 @@
 
 namespace cvtrain {
 
+// CUDA: of the compute phases (forward, backward, optimizer) timed, those whose end the GPU had
+// already reached when the host recorded it: it had run dry, waiting for the host to issue work.
+struct LaunchChecks {
+  int64_t phases = 0, drained = 0;
+};
+
 class StepTimer {
  public:
   StepTimer(const c10::Device& device, bool enabled);
@@ -34,6 +40,8 @@ class StepTimer {
   // The ended steps whose times are known, oldest first, since the last call. CPU: all of them;
   // CUDA: those whose events completed.
   std::vector<PhaseSeconds> take_finished();
+  // Counted since the timer was made; none on CPU.
+  LaunchChecks launch_checks() const;
 
   struct Clocks;  // host clocks or CUDA events, defined in step_timer.cpp
 

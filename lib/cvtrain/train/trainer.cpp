@@ -94,7 +94,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
             step_settings(recipe_)),
       checkpoints_(recipe_, *run_.comm, run_.device),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
-      profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image),
+      profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
       trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
       interval_loss_(run_.device) {}
 
