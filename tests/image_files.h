@@ -80,6 +80,15 @@ inline void write_bytes(const TempDir& dir, const std::string& name, const std::
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
+// Class folders c0 and c1 under `root` holding `count` large JPEGs of noise (megabytes of entropy-
+// coded data each): slow to decode, for input-bound runs.
+inline void write_noise_jpeg_folder(const TempDir& dir, const std::string& root, int count, int w, int h, uint32_t seed) {
+  std::vector<uint8_t> noise(static_cast<size_t>(w) * h * 3);
+  for (auto& v : noise) v = static_cast<uint8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
+  const std::vector<uint8_t> jpeg = encode_jpeg_pixels(noise, w, h, TJPF_RGB, 95);
+  for (int i = 0; i < count; ++i) write_bytes(dir, root + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".jpg", jpeg);
+}
+
 // 2 classes x `per_class` solid-colour JPEGs (48x40 red, 40x48 blue): easy to tell apart.
 inline void write_red_blue_folder(const TempDir& dir, const std::string& root, int per_class) {
   for (int i = 0; i < per_class; ++i) {

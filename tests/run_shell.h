@@ -57,6 +57,23 @@ inline ShellRun shell(const std::string& script, const TempDir& dir) { return ru
 
 inline std::string port() { return random_port(); }
 
+// Bash that sets $rank1 to the process of rank 1 among the children of $launcher (the rank with
+// RANK=1 in its environment), waiting until it exists.
+inline const std::string kFindRank1 =
+    "rank1=\n"
+    "while [ -z \"$rank1\" ] && kill -0 $launcher 2>/dev/null; do\n"
+    "  for p in /proc/[0-9]*; do\n"
+    "    [ \"$(cut -d' ' -f4 $p/stat 2>/dev/null)\" = \"$launcher\" ] && tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -qx RANK=1 "
+    "&& rank1=${p#/proc/}\n"
+    "  done\n"
+    "  sleep 0.05\n"
+    "done\n"
+    "echo \"rank 1 is process $rank1\"\n";
+
+// Bash that stops $rank1 for 60 ms of every 100 until it exits, as a busy or throttled host would
+// slow it.
+inline const std::string kSlowDownRank1 = "while kill -STOP $rank1 2>/dev/null; do sleep 0.06; kill -CONT $rank1 2>/dev/null; sleep 0.04; done\n";
+
 // Every number that follows `"key": ` in `text` (a metrics.jsonl or perf_summary.json), in order.
 inline std::vector<double> numbers_after(const std::string& text, const std::string& key) {
   std::vector<double> values;

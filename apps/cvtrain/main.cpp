@@ -1,5 +1,5 @@
 // cvtrain's command line: CLI11 lives only here. Subcommands train (default), check, models,
-// launch, data, export and report; recipe mistakes exit 2, runtime failures exit 1.
+// launch, data, export, report and preflight; recipe mistakes exit 2, runtime failures exit 1.
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 
@@ -30,6 +30,8 @@
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/export.h"
+#include "cvtrain/train/preflight.h"
+#include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/trainer.h"
 
@@ -110,6 +112,16 @@ int run_train(const RecipeArgs& args, int argc, char** argv) {
   const cvtrain::TrainSummary summary = cvtrain::train(recipe, cvtrain::rank_of_process(rank, recipe.distributed));
   if (summary.top1 >= 0 && (!rank || rank->rank == 0))
     std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
+  return 0;
+}
+
+// `cvtrain preflight`: the job's ranks, launched as training would launch them, measure and stop.
+int run_preflight_only(const RecipeArgs& args, int argc, char** argv) {
+  std::optional<cvtrain::RankInfo> rank = cvtrain::rank_from_environment(cvtrain::process_environment());
+  cvtrain::Recipe recipe = load(args, rank ? rank->world_size : 0);
+  if (!rank && world_size(recipe) > 1) return launch_ranks(recipe, argc, argv);
+  cvtrain::TrainingRun run = cvtrain::build_preflight_run(recipe, cvtrain::rank_of_process(rank, recipe.distributed));
+  cvtrain::run_preflight(run, recipe);
   return 0;
 }
 
@@ -215,6 +227,7 @@ int run_cli(int argc, char** argv) {
                "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
                "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
                "  cvtrain report RUN [--out FILE.html]                      one HTML page: curves, step breakdown, ranks, verdicts\n"
+               "  cvtrain preflight --recipe FILE [KEY=VALUE ...]           measure ranks, links and input pipeline before training\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"
                "after saving a checkpoint (run again to resume).",
                "cvtrain"};
@@ -283,6 +296,12 @@ int run_cli(int argc, char** argv) {
   export_cmd->add_option("--out,-o", export_args.out, "Output .safetensors file")->required();
   export_cmd->add_option("--dtype", export_args.dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
       ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
+  RecipeArgs preflight_args;
+  auto* preflight_cmd = app.add_subcommand(
+      "preflight", "Run the recipe's ranks for a few seconds without training: each rank's matrix-product rate, host-to-device\n"
+                   "bandwidth (CUDA), its input pipeline against what its model consumes, and the all-reduce bus bandwidth;\n"
+                   "names the rank, link or pipeline that would hold the job back. Writes OUTPUT/preflight.json");
+  add_recipe_args(*preflight_cmd, preflight_args, true);
   ReportArgs report_args;
   auto* report_cmd = app.add_subcommand(
       "report", "Write one self-contained HTML page of a run folder (no network needed to view it): key figures, the\n"
@@ -307,6 +326,7 @@ int run_cli(int argc, char** argv) {
     if (*bench_cmd) return run_data_bench(data_args);
     if (*export_cmd) return run_export(export_args);
     if (*report_cmd) return run_report(report_args);
+    if (*preflight_cmd) return run_preflight_only(preflight_args, argc, argv);
     if (*train_cmd) return run_train(train_args, argc, argv);
     if (top.recipe.empty()) {
       std::cerr << app.help();

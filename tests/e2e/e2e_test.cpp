@@ -242,12 +242,7 @@ TEST_CASE("an input-bound run is reported with the fraction of time spent waitin
   TempDir dir;
   // Large noisy JPEGs (megabytes of entropy-coded data each) for a tiny MLP, decoded on the
   // training thread: nearly all of every step is waiting for data.
-  std::vector<uint8_t> noise(1200 * 900 * 3);
-  uint32_t state = 12345;
-  for (auto& v : noise) v = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
-  for (int i = 0; i < 16; ++i)
-    cvtrain::testing::write_bytes(dir, "images/c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".jpg",
-                                  cvtrain::testing::encode_jpeg_pixels(noise, 1200, 900, TJPF_RGB, 95));
+  cvtrain::testing::write_noise_jpeg_folder(dir, "images", 16, 1200, 900, 12345);
   const RunResult run = run_cvtrain("--recipe " + folder_recipe(dir, "images") +
                                         " model.arch=mlp model.image_size=16 data.workers=0 augment.random_resized_crop=[] "
                                         "train.log_every=1 output=" + dir.file("run"), dir);

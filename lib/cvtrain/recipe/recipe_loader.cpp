@@ -390,6 +390,7 @@ const std::vector<Field>& schema() {
       field(KEY(profile.steps)),
       field(KEY(profile.ranks)),
       field(KEY(profile.tool)),
+      field(KEY(preflight)),
       field(KEY(output)),
   };
   return fields;

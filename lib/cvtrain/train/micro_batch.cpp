@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 #include <torch/nn/module.h>
 
-#include <mutex>
 #include <vector>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/memory.h"
+#include "cvtrain/train/model_snapshot.h"
 #include "cvtrain/train/precision.h"
 
 namespace cvtrain {
@@ -23,38 +23,6 @@ std::vector<int64_t> divisors(int64_t n) {
     if (n % d == 0) out.push_back(d);
   return out;
 }
-
-// What a trial changes and must not: BatchNorm statistics, and the random streams.
-class ModelSnapshot {
- public:
-  ModelSnapshot(torch::nn::Module& model, const c10::Device& device) : model_(model), device_(device) {
-    for (const auto& b : model.buffers()) buffers_.push_back(b.clone());
-    for (const c10::Device& d : {c10::Device(c10::kCPU), device}) generators_.push_back(state_of(d));
-  }
-  ~ModelSnapshot() {
-    torch::NoGradGuard no_grad;
-    auto buffers = model_.buffers();
-    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(buffers_[i]);
-    size_t i = 0;
-    for (const c10::Device& d : {c10::Device(c10::kCPU), device_}) {
-      at::Generator generator = at::globalContext().defaultGenerator(d);
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      generator.set_state(generators_[i++]);
-    }
-  }
-  ModelSnapshot(const ModelSnapshot&) = delete;
-  ModelSnapshot& operator=(const ModelSnapshot&) = delete;
-
- private:
-  static at::Tensor state_of(const c10::Device& d) {
-    at::Generator generator = at::globalContext().defaultGenerator(d);
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    return generator.get_state();
-  }
-  torch::nn::Module& model_;
-  c10::Device device_;
-  std::vector<at::Tensor> buffers_, generators_;
-};
 
 bool trial_fits(Classifier& model, int64_t micro_batch, const MicroBatchProbe& probe) {
   release_cached_memory(probe.device);

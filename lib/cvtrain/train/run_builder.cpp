@@ -46,6 +46,7 @@
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/micro_batch.h"
 #include "cvtrain/train/precision.h"
+#include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_directory.h"
 
 namespace cvtrain {
@@ -303,20 +304,16 @@ void write_provenance(const TrainingRun& run) {
   write_file_atomically(run.folder->file("provenance.json"), provenance_json(p));
 }
 
-}  // namespace
-
-TrainingRun::TrainingRun() = default;
-TrainingRun::TrainingRun(TrainingRun&&) noexcept = default;
-TrainingRun::~TrainingRun() = default;
-
-TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
+// What training and preflight share: device, data, process group, model, the ranks' names, and
+// train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
+TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with_output) {
   TrainingRun run;
   run.device = choose_device(recipe.device, rank);
   run.memory_at_start = current_memory_bytes(run.device);
   run.data = open_run_data(recipe);
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
   run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
-  if (rank.rank == 0) prepare_output(run, recipe);
+  if (rank.rank == 0 && with_output) prepare_output(run, recipe);
   install_stop_handlers();
   share_cores(rank);
   run.comm = join_group(recipe.distributed, recipe.strategy, rank, run.device);
@@ -331,8 +328,22 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   if (run.feed.channels_last) to_channels_last(*run.model);
   run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
-  build_optimization(run, recipe);
   run.perf = perf_context(recipe, rank, run.device, *run.comm);
+  return run;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun() = default;
+TrainingRun::TrainingRun(TrainingRun&&) noexcept = default;
+TrainingRun::~TrainingRun() = default;
+
+TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank) { return build_measured_parts(recipe, rank, false); }
+
+TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
+  TrainingRun run = build_measured_parts(recipe, rank, true);
+  if (recipe.preflight) run_preflight(run, recipe);  // before the strategy takes the model over
+  build_optimization(run, recipe);
   if (rank.rank == 0) write_provenance(run);
   return run;
 }

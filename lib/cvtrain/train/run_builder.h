@@ -67,5 +67,8 @@ struct TrainingRun {
 // Builds every part for `rank`. `recipe.train` gets train.micro_batch: auto resolved into it, so
 // that checkpoints save the micro-batch that ran.
 TrainingRun build_run(Recipe& recipe, const RankInfo& rank);
+// For `cvtrain preflight`: device, data, process group and model, without a run folder,
+// optimizer or strategy.
+TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank);
 
 }  // namespace cvtrain
