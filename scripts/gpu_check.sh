@@ -73,6 +73,72 @@ print(f"  {name}: {last['images_per_s']:,.0f} img/s, {last['step_s'] * 1e3:.0f} 
 PY
 }
 
+# ResNet-50 bf16 with a Kineto window over steps 21-25, which are also one logging interval: the
+# breakdown's time per step (events on the compute stream) against the trace's GPU span per step,
+# and its compute phases against the kernels' busy time. Then nsys's capture window when nsys is
+# there, and preflight on this GPU.
+profile_case() {
+  local out="$RUNS/profile_resnet50"
+  if ! "$CVTRAIN" --recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 \
+      model.num_classes=1000 model.image_size=224 model.arch=resnet50 precision=bf16 train.global_batch=256 optim.lr=0.1 \
+      train.epochs=1 train.max_steps=30 train.log_every=5 device="$DEVICE" 'profile={steps: [21, 25], ranks: [0]}' \
+      output="$out" ${EXTRA:-} > "$out.log" 2>&1; then
+    echo "  profile_resnet50: FAILED"; tail -5 "$out.log" | sed 's/^/    /'; FAILURES=$((FAILURES + 1)); return
+  fi
+  "$PYTHON" - "$out" "$DEVICE" <<'PY' || FAILURES=$((FAILURES + 1))
+import gzip, json, os, sys
+out, device = sys.argv[1], sys.argv[2]
+if device != "cuda" and not os.path.exists(f"{out}/traces/rank-0.pt.trace.json.gz"):
+    print("  profile_resnet50: no trace (a dry run that stopped before step 25)"); sys.exit(0)
+record = next(r for r in map(json.loads, open(f"{out}/metrics.jsonl")) if r["kind"] == "train" and r["step"] == 25)
+phases = ["data", "copy", "forward", "backward", "comm", "optimizer", "other"]
+steps = record["breakdown_steps"]
+event_step = sum(record[f"{p}_s"] for p in phases)
+event_compute = sum(record[f"{p}_s"] for p in ["copy", "forward", "backward", "optimizer"])
+trace = json.load(gzip.open(f"{out}/traces/rank-0.pt.trace.json.gz"))
+gpu = sorted((e["ts"], e["ts"] + e["dur"]) for e in trace["traceEvents"]
+             if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e)
+if not gpu and device != "cuda":  # a CPU dry run: host clocks against the trace's ProfilerStep ranges
+    span = sum(e["dur"] for e in trace["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")) / 1e6 / 5
+    print(f"  profile_resnet50 (cpu): per step: clocks {event_step * 1e3:.1f} ms vs ProfilerStep ranges {span * 1e3:.1f} ms")
+    sys.exit(0)
+if not gpu:
+    print("  profile_resnet50: no CUDA kernels in the trace"); sys.exit(1)
+busy, end = 0.0, None
+for start, stop in gpu:  # the union of the kernels' intervals
+    if end is None or start > end:
+        busy += stop - start; end = stop
+    elif stop > end:
+        busy += stop - end; end = stop
+span = (gpu[-1][1] - gpu[0][0]) / 1e6 / 5
+busy_s = busy / 1e6 / 5
+print(f"  profile_resnet50: {len(gpu)} GPU activities in steps 21-25 ({steps} steps timed); per step: events {event_step * 1e3:.1f} ms "
+      f"vs trace span {span * 1e3:.1f} ms (ratio {event_step / span:.3f}); compute phases {event_compute * 1e3:.1f} ms vs kernels "
+      f"busy {busy_s * 1e3:.1f} ms (ratio {event_compute / busy_s:.3f}); GPU busy {busy_s / span:.0%} of the span")
+ok = steps == 5 and 0.85 <= event_step / span <= 1.15 and 0.85 <= event_compute / busy_s <= 1.25
+print("    within tolerance (steps 0.85-1.15, compute 0.85-1.25)" if ok else "    OUT OF TOLERANCE")
+sys.exit(0 if ok else 1)
+PY
+  grep -h -e "host_bound" -e "host/launch" "$out/perf_summary.json" | sed 's/^/    /' || true
+  if command -v nsys > /dev/null; then
+    local nsys_out="$RUNS/nsys_resnet50"
+    if nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop -t cuda,nvtx -o "$nsys_out" --force-overwrite true \
+        "$CVTRAIN" --recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 \
+        model.num_classes=1000 model.image_size=224 model.arch=resnet50 precision=bf16 train.global_batch=256 train.max_steps=12 \
+        device="$DEVICE" 'profile={steps: [8, 10], tool: nsys}' output="$RUNS/nsys_run" > "$nsys_out.log" 2>&1; then
+      echo "  nsys capture window: $(ls -la "$nsys_out".nsys-rep 2>/dev/null | awk '{print $5}') bytes"
+      nsys stats -r nvtx_sum "$nsys_out".nsys-rep 2>/dev/null | grep -e "cvtrain::" | head -8 | sed 's/^/    /' || true
+    else
+      echo "  nsys capture: FAILED"; tail -5 "$nsys_out.log" | sed 's/^/    /'; FAILURES=$((FAILURES + 1))
+    fi
+  else
+    echo "  nsys: not installed on this machine, capture window not checked"
+  fi
+  "$CVTRAIN" preflight --recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 \
+    model.num_classes=1000 model.image_size=224 model.arch=resnet50 precision=bf16 train.global_batch=256 device="$DEVICE" \
+    output="$RUNS/preflight" 2>&1 | sed 's/^/  /' || FAILURES=$((FAILURES + 1))
+}
+
 run() {
   DEVICE=${DEVICE:-cuda}
   PYTHON=${PYTHON:-python3}
@@ -139,6 +205,8 @@ run() {
   synthetic_case bf16_resnet50_micro_batch_auto model.arch=resnet50 precision=bf16 train.global_batch=8192 train.micro_batch=auto \
     optim.lr=0.1 train.max_steps=4 train.log_every=2
   grep -h -e "micro-batch do not fit" -e "auto chose" "$RUNS/bf16_resnet50_micro_batch_auto.log" | sed 's/^/    /' || true
+  echo "== profiler: the step breakdown (CUDA events) against a Kineto trace of the same steps, NVTX, preflight"
+  profile_case
   echo "== $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }

@@ -37,7 +37,9 @@ TEST_CASE("preflight names a rank slowed from outside before any training", "[e2
   CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.jsonl")));  // measured, not trained
 }
 
-TEST_CASE("preflight names an input pipeline too slow for its model, with the data.workers that would keep up", "[e2e]") {
+// [timed]: the two rates it compares are measured on this machine's cores, which a test beside it
+// would share (two intra-op threads on a busy core run a tiny MLP a hundred times slower).
+TEST_CASE("preflight names an input pipeline too slow for its model, with the data.workers that would keep up", "[e2e][timed]") {
   TempDir dir;
   // Large noisy JPEGs, one decode worker, a tiny MLP at 16 pixels: the model consumes far more
   // images per second than one worker decodes.

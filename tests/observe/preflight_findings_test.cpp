@@ -75,4 +75,8 @@ TEST_CASE("one rank is never a slow rank, and a CPU has no link to name", "[obse
   r.ranks = {probe("rank 0 (host a)", 0.05, 50000, 600)};
   CHECK(preflight_findings(r, recipe).empty());
   CHECK_THAT(preflight_table(r), Catch::Contains("—"));  // to-device not measured
+  r.ranks[0].pipeline_images_per_s.reset();  // synthetic data: no pipeline, so nothing to find there
+  r.ranks[0].model_images_per_s = 1e9;
+  CHECK(preflight_findings(r, recipe).empty());
+  CHECK_THAT(preflight_json(r, {}), !Catch::Contains("pipeline_images_per_s"));
 }

@@ -156,7 +156,12 @@ TEST_CASE("the report page holds every section, escapes what it shows and fetche
               {"rank": 1, "label": "rank 1 (host b)", "score": 0.8, "data": 0.07, "forward": 0.03}],
     "verdicts": [{"kind": "input_bound", "value": 0.5, "message": "input-bound: set data.workers: 4 & retry"}]})J");
   dir.write("run/provenance.json", R"J({"started_at": "2026-12-01T10:00:00Z", "world_size": 2, "device": "cpu", "ranks": ["rank 0 (host a)", "rank 1 (host b)"]})J");
+  dir.write("run/preflight.json", R"J({"device": "cpu", "ranks": [{"rank": 0, "label": "rank 0 (host a)", "matmul_tflops": 0.07,
+    "pipeline_images_per_s": 128, "model_images_per_s": 18000}], "allreduce": {"allreduce_mb": 0, "gradient_mb": 1},
+    "findings": [{"kind": "input_short", "value": 0.01, "message": "input pipeline too slow: rank 0 (host a) prepares 128 images/s"}]})J");
   const std::string html = run_report_html(read_run_history(dir.file("run")), "2026-12-01T11:00:00Z");
+  CHECK(html.find("<span class=\"kind\">preflight</span> input pipeline too slow: rank 0 (host a)") != std::string::npos);
+  CHECK(html.find("<td>rank 0 (host a)</td><td>0.07</td><td>—</td><td>128</td><td>18000</td>") != std::string::npos);
   for (const char* chart : {"loss", "accuracy", "throughput", "lr", "breakdown", "rank_spread", "rank_bars", "memory"})
     CHECK(html.find(std::string("data-chart=\"") + chart + "\"") != std::string::npos);
   CHECK(html.find("input-bound: set data.workers: 4 &amp; retry") != std::string::npos);

@@ -55,12 +55,11 @@ void slow_copies(const PreflightResults& r, std::vector<Verdict>& out) {
 
 void short_input(const PreflightResults& r, const Recipe& recipe, std::vector<Verdict>& out) {
   const RankProbe* worst = nullptr;
+  const auto share_of = [](const RankProbe& p) { return *p.pipeline_images_per_s / p.model_images_per_s; };
   for (const RankProbe& p : r.ranks)
-    if (p.model_images_per_s > 0 && (!worst || p.pipeline_images_per_s / p.model_images_per_s <
-                                                   worst->pipeline_images_per_s / worst->model_images_per_s))
-      worst = &p;
-  if (!worst || worst->pipeline_images_per_s >= worst->model_images_per_s) return;
-  const double share = worst->pipeline_images_per_s / worst->model_images_per_s;
+    if (p.pipeline_images_per_s && p.model_images_per_s > 0 && (!worst || share_of(p) < share_of(*worst))) worst = &p;
+  if (!worst || share_of(*worst) >= 1) return;
+  const double share = share_of(*worst);
   const int64_t workers = recipe.data.workers;
   const auto needed = static_cast<int64_t>(std::ceil(kWorkerMargin * static_cast<double>(std::max<int64_t>(workers, 1)) / share));
   out.push_back(Verdict{
@@ -68,7 +67,7 @@ void short_input(const PreflightResults& r, const Recipe& recipe, std::vector<Ve
       fmt::format("input pipeline too slow: {} prepares {:.0f} images/s with data.workers: {}, but the model trains on {:.0f} "
                   "images/s there, so training would wait for data about {:.0f}% of the time; data.workers: {} would keep up "
                   "(if the node has the cores; else pack the data pre-resized with `cvtrain data pack --resize`).",
-                  worst->label, worst->pipeline_images_per_s, workers, worst->model_images_per_s, 100 * (1 - share),
+                  worst->label, *worst->pipeline_images_per_s, workers, worst->model_images_per_s, 100 * (1 - share),
                   std::max(needed, workers + 1))});
 }
 
@@ -89,7 +88,7 @@ void short_network(const PreflightResults& r, const Recipe& recipe, std::vector<
                   r.ranks.size(), *r.bus_gbps, r.gradient_mb, 1e3 * comm_s, 1e3 * compute_s, 100 * share, 2 * recipe.train.accumulation)});
 }
 
-std::string gbps_cell(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : "—"; }
+std::string cell(const std::optional<double>& v, int decimals) { return v ? fmt::format("{:.{}f}", *v, decimals) : "—"; }
 
 }  // namespace
 
@@ -106,8 +105,8 @@ std::string preflight_table(const PreflightResults& r) {
   std::string text = fmt::format("preflight on {} rank(s), {}:\n  {:<34} {:>14} {:>14} {:>15} {:>12}\n", r.ranks.size(), r.device, "rank",
                                  "matmul TFLOP/s", "to-device GB/s", "pipeline img/s", "model img/s");
   for (const RankProbe& p : r.ranks)
-    text += fmt::format("  {:<34} {:>14.3g} {:>14} {:>15.0f} {:>12.0f}\n", p.label, p.matmul_tflops, gbps_cell(p.h2d_gbps),
-                        p.pipeline_images_per_s, p.model_images_per_s);
+    text += fmt::format("  {:<34} {:>14.3g} {:>14} {:>15} {:>12.0f}\n", p.label, p.matmul_tflops, cell(p.h2d_gbps, 1),
+                        cell(p.pipeline_images_per_s, 0), p.model_images_per_s);
   if (r.bus_gbps)
     text += fmt::format("  all-reduce bus bandwidth {:.2f} GB/s ({:.1f} MB tensors; the model's gradients are {:.1f} MB)\n", *r.bus_gbps,
                         r.allreduce_mb, r.gradient_mb);
@@ -120,7 +119,8 @@ std::string preflight_json(const PreflightResults& r, const std::vector<Verdict>
     const RankProbe& p = r.ranks[i];
     MetricRecord row{{"rank", static_cast<int64_t>(i)}, {"label", p.label}, {"matmul_tflops", p.matmul_tflops}};
     if (p.h2d_gbps) row.emplace_back("h2d_gbps", *p.h2d_gbps);
-    row.insert(row.end(), {{"pipeline_images_per_s", p.pipeline_images_per_s}, {"model_images_per_s", p.model_images_per_s}});
+    if (p.pipeline_images_per_s) row.emplace_back("pipeline_images_per_s", *p.pipeline_images_per_s);
+    row.emplace_back("model_images_per_s", p.model_images_per_s);
     ranks.push_back(to_json(row));
   }
   for (const Verdict& f : findings) found.push_back(to_json(MetricRecord{{"kind", f.kind}, {"value", f.value}, {"message", f.message}}));

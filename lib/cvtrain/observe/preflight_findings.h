@@ -16,7 +16,7 @@ struct RankProbe {
   std::string label;                 // rank_label()
   double matmul_tflops = 0;          // a square matrix product in the recipe's precision
   std::optional<double> h2d_gbps;    // pinned host-to-device copies; CUDA only
-  double pipeline_images_per_s = 0;  // this rank's input pipeline alone, as the recipe configures it
+  std::optional<double> pipeline_images_per_s;  // this rank's input pipeline alone, as the recipe configures it; none for synthetic data
   double model_images_per_s = 0;     // forward and backward of the recipe's model at its micro-batch
 };
 

@@ -69,6 +69,8 @@ RunHistory read_run_history(const std::string& folder) {
   run.summary = read_json_file(root / "perf_summary.json",
                                "perf_summary.json is not there: the run has not ended, or it ran with observe.breakdown: false", run);
   run.provenance = read_json_file(root / "provenance.json", "provenance.json is not there (runs of earlier cvtrain builds do not write it)", run);
+  if (const std::optional<std::string> text = read_if_there(root / "preflight.json"))
+    run.preflight = parse_json(*text, (root / "preflight.json").string());
   run.recipe_yaml = read_if_there(root / "recipe.yaml").value_or("");
   if (run.recipe_yaml.empty()) run.notes.push_back("recipe.yaml is not there");
   return run;

@@ -16,6 +16,7 @@ struct RunHistory {
   std::vector<JsonValue> epochs;     // the `epoch` lines
   JsonValue summary;                 // perf_summary.json; null until the run has ended
   JsonValue provenance;              // provenance.json; null for runs of older versions
+  JsonValue preflight;               // preflight.json; null unless the run had `preflight: true` (or `cvtrain preflight` wrote there)
   std::string recipe_yaml;           // recipe.yaml as written; "" when absent
   std::vector<std::string> notes;    // what was missing or skipped, for the reader of the report
 };

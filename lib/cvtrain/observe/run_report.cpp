@@ -127,6 +127,8 @@ std::string key_figures(const RunHistory& run) {
 
 std::string verdict_list(const RunHistory& run) {
   std::string out = "<h2>What holds the run back</h2>\n<ul class=\"verdicts\">\n";
+  for (const JsonValue& f : run.preflight["findings"].array())
+    out += fmt::format("<li><span class=\"kind\">preflight</span> {}</li>\n", xml_escape(f.text("message")));
   const JsonValue::Array& verdicts = run.summary["verdicts"].array();
   for (const JsonValue& v : verdicts) {
     const std::string kind = v.text("kind");
@@ -269,6 +271,27 @@ std::string provenance_table(const RunHistory& run) {
   return "<div><h2>Provenance</h2>\n<table>\n" + rows + "</table>\n</div>\n";
 }
 
+// preflight.json's measurements, one row per rank, when the run has them.
+std::string preflight_section(const RunHistory& run) {
+  const JsonValue::Array& ranks = run.preflight["ranks"].array();
+  if (ranks.empty()) return "";
+  const auto number = [](const JsonValue& row, const char* key, const char* format_spec) {
+    const std::optional<double> v = row.number(key);
+    return v ? fmt::format(fmt::runtime(format_spec), *v) : std::string("—");
+  };
+  std::string rows;
+  for (const JsonValue& r : ranks)
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", xml_escape(r.text("label")),
+                        number(r, "matmul_tflops", "{:.3g}"), number(r, "h2d_gbps", "{:.1f}"), number(r, "pipeline_images_per_s", "{:.0f}"),
+                        number(r, "model_images_per_s", "{:.0f}"));
+  const JsonValue& link = run.preflight["allreduce"];
+  const std::string bus = link.number("bus_gbps") ? fmt::format("<p class=\"sub\">All-reduce bus bandwidth {:.2f} GB/s over {} ranks.</p>\n",
+                                                                *link.number("bus_gbps"), ranks.size())
+                                                  : "";
+  return "<h2>Preflight (before training)</h2>\n<table>\n<tr><th>rank</th><th>matmul TFLOP/s</th><th>to-device GB/s</th>"
+         "<th>pipeline images/s</th><th>model images/s</th></tr>\n" + rows + "</table>\n" + bus;
+}
+
 std::string title_of(const RunHistory& run) {
   const std::string name = std::filesystem::path(run.folder).lexically_normal().filename().string();
   return name.empty() ? run.folder : name;
@@ -293,7 +316,7 @@ std::string run_report_html(const RunHistory& run, const std::string& generated_
       "<footer>Written by cvtrain {} at {} from the run folder's metrics.jsonl, perf_summary.json, provenance.json and "
       "recipe.yaml.{}</footer>\n</main>\n</body>\n</html>\n",
       xml_escape(title_of(run)), kStyle, xml_escape(title_of(run)), xml_escape(subtitle(run)), key_figures(run), verdict_list(run),
-      charts(run), xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml),
+      charts(run) + preflight_section(run), xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml),
       provenance_table(run), kVersion, xml_escape(generated_at), notes);
 }
 

@@ -37,7 +37,8 @@ void synchronize(const c10::Device& device) {
   (void)device;
 }
 
-// Calls of `body` per second: one warm-up call, then as many as fit in kProbeSeconds (at least two).
+// Calls of `body` per second: one warm-up call, then as many as fit in kProbeSeconds (at least
+// two). Local work only: the count differs from rank to rank.
 double calls_per_second(const c10::Device& device, const std::function<void()>& body) {
   body();
   synchronize(device);
@@ -81,7 +82,9 @@ std::optional<double> host_to_device_gbps(const TrainingRun& run) {
   return calls_per_second(run.device, [&] { device.copy_(host, /*non_blocking=*/true); }) * static_cast<double>(kBytes) / 1e9;
 }
 
-double pipeline_images_per_s(const TrainingRun& run, const Recipe& recipe) {
+// None for synthetic data: its batches are made on the device, with no pipeline to measure.
+std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe& recipe) {
+  if (recipe.data.format == DataFormat::kSynthetic) return std::nullopt;
   PipelineBenchOptions options;
   options.workers = recipe.data.workers;
   options.batch_size = std::min<int64_t>(recipe.train.micro_batch, static_cast<int64_t>(run.data.train->size()));
@@ -123,10 +126,18 @@ double gradient_mb(const TrainingRun& run) {
   return static_cast<double>(bytes) / 1e6;
 }
 
-// Bus bandwidth as nccl-tests defines it for all-reduce: 2 (n - 1) / n x bytes / time.
+// Bus bandwidth as nccl-tests defines it for all-reduce: 2 (n - 1) / n x bytes / time. A fixed
+// number of calls, the same on every rank (a count each rank chose by its own clock would leave
+// the faster ones in an all-reduce the others never join).
 double allreduce_bus_gbps(const TrainingRun& run, int64_t bytes) {
+  constexpr int64_t kCalls = 8;
   at::Tensor tensor = at::ones({bytes / 4}, at::TensorOptions(run.device).dtype(at::kFloat));
-  const double rate = calls_per_second(run.device, [&] { run.comm->all_reduce_sum(tensor, "preflight all-reduce"); });
+  run.comm->all_reduce_sum(tensor, "preflight all-reduce");  // warm-up: connections, buffers
+  synchronize(run.device);
+  Stopwatch clock;
+  for (int64_t i = 0; i < kCalls; ++i) run.comm->all_reduce_sum(tensor, "preflight all-reduce");
+  synchronize(run.device);
+  const double rate = static_cast<double>(kCalls) / clock.seconds();
   const auto n = static_cast<double>(run.comm->world_size());
   return 2 * (n - 1) / n * static_cast<double>(bytes) * rate / 1e9;
 }
@@ -134,7 +145,8 @@ double allreduce_bus_gbps(const TrainingRun& run, int64_t bytes) {
 // Every rank's four figures, on every rank (one all-gather; -1 stands for "not measured").
 std::vector<RankProbe> gather_probes(const TrainingRun& run, const RankProbe& mine) {
   constexpr int64_t kFields = 4;
-  const std::vector<double> values{mine.matmul_tflops, mine.h2d_gbps.value_or(-1), mine.pipeline_images_per_s, mine.model_images_per_s};
+  const std::vector<double> values{mine.matmul_tflops, mine.h2d_gbps.value_or(-1), mine.pipeline_images_per_s.value_or(-1),
+                                   mine.model_images_per_s};
   const at::Tensor local = at::tensor(values, at::kDouble).to(run.device);
   at::Tensor all = at::zeros({run.comm->world_size() * kFields}, local.options());
   if (run.comm->world_size() > 1)
@@ -150,7 +162,7 @@ std::vector<RankProbe> gather_probes(const TrainingRun& run, const RankProbe& mi
     p.label = r < static_cast<int>(run.perf.rank_labels.size()) ? run.perf.rank_labels[static_cast<size_t>(r)] : fmt::format("rank {}", r);
     p.matmul_tflops = row[0];
     if (row[1] >= 0) p.h2d_gbps = row[1];
-    p.pipeline_images_per_s = row[2];
+    if (row[2] >= 0) p.pipeline_images_per_s = row[2];
     p.model_images_per_s = row[3];
     probes.push_back(std::move(p));
   }
