@@ -204,6 +204,11 @@ TEST_CASE("peak memory rising in every epoch since the second is growth, a plate
   CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
   recipe.observe.memory_growth = 0.03;
   CHECK(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
+  // A run resumed at epoch 7 counts from its own second epoch.
+  facts.epoch_peak_mb = {900, 1000, 1080, 1150};
+  facts.first_peak_epoch = 7;
+  const std::vector<Verdict> resumed = perf_verdicts(facts, recipe);
+  CHECK_THAT(verdict(resumed, "memory_growth").message, Catch::Contains("since epoch 8, from 1000 MB") && Catch::Contains("after epoch 10"));
   facts.epoch_peak_mb = {900, 2000};  // two epochs say nothing yet
   CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "memory_growth"));
 }

@@ -122,6 +122,7 @@ PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sourc
   if (sources.read_s + sources.decode_s >= 0.25) f.read_share = sources.read_s / (sources.read_s + sources.decode_s);
   if (sources.launch_phases > 0) f.gpu_drained = static_cast<double>(sources.launch_drained) / static_cast<double>(sources.launch_phases);
   f.epoch_peak_mb = epoch_peaks_;
+  f.first_peak_epoch = first_peak_epoch_;
   return f;
 }
 

@@ -50,8 +50,11 @@ class PerfMonitor {
 
   void add_steps(const std::vector<PhaseSeconds>& steps);
   void add_sources(const SourceTimes& times);
-  // After each epoch: its peak memory, MB above the start (for the memory-growth verdict).
-  void add_epoch_peak(double peak_mb) { epoch_peaks_.push_back(peak_mb); }
+  // After each epoch (1-based): its peak memory, MB above the start (for the memory-growth verdict).
+  void add_epoch_peak(int64_t epoch, double peak_mb) {
+    if (epoch_peaks_.empty()) first_peak_epoch_ = epoch;
+    epoch_peaks_.push_back(peak_mb);
+  }
   const PhaseTotals& interval() const { return interval_; }
   const PhaseTotals& epoch() const { return epoch_; }
   void restart_interval() { interval_.restart(); }
@@ -90,6 +93,7 @@ class PerfMonitor {
   PhaseTotals interval_, epoch_, run_;
   SourceTimes epoch_sources_, run_sources_;
   std::vector<double> epoch_peaks_;
+  int64_t first_peak_epoch_ = 1;
   // Seconds of exposed communication of the least-waiting rank, summed over compared windows.
   double least_comm_epoch_s_ = 0, least_comm_run_s_ = 0;
   // Every rank's phase seconds over the compared windows' steps, and those steps.

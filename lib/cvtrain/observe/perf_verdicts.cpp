@@ -100,10 +100,11 @@ std::optional<Verdict> memory_growth(const PerfFacts& f, const Recipe& r) {
   const double growth = peaks.back() / peaks[1] - 1;
   if (growth < r.observe.memory_growth) return std::nullopt;
   return Verdict{"memory_growth", growth,
-                 fmt::format("memory growth: the peak memory rose in every epoch since epoch 2, from {:.0f} MB to {:.0f} MB (+{}) after "
+                 fmt::format("memory growth: the peak memory rose in every epoch since epoch {}, from {:.0f} MB to {:.0f} MB (+{}) after "
                              "epoch {}; something keeps memory from one step to the next (tensors held in a list, a growing cache), and "
                              "at this rate the run ends out of memory.",
-                             peaks[1], peaks.back(), percent(growth), peaks.size())};
+                             f.first_peak_epoch + 1, peaks[1], peaks.back(), percent(growth),
+                             f.first_peak_epoch + static_cast<int64_t>(peaks.size()) - 1)};
 }
 
 std::optional<Verdict> straggler(const PerfFacts& f) {

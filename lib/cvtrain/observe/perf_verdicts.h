@@ -52,6 +52,7 @@ struct PerfFacts {
   std::optional<double> read_share;         // of the input workers' busy time, the share spent reading files
   std::optional<double> gpu_drained;        // CUDA: the share of compute phases the GPU finished before the host issued more
   std::vector<double> epoch_peak_mb;        // the peak memory (MB above the start) after each epoch so far
+  int64_t first_peak_epoch = 1;             // the epoch of epoch_peak_mb[0]: a resumed run starts later
   StepOutliers outliers;
 };
 

@@ -180,7 +180,7 @@ struct ObserveSpec {
   double straggler_score = 0.85;   // a rank at less than this fraction of the fastest rank's speed is a straggler
   int64_t chronic_windows = 3;     // logging windows in a row that make a straggler chronic, not a one-off stall
   double memory_pressure = 0.9;    // peak reserved / device memory for "memory pressure"
-  double memory_growth = 0.1;      // peak memory grown by this fraction since epoch 2, and in every epoch since, is "growth"
+  double memory_growth = 0.1;      // peak grown by this fraction since this start's second epoch, rising in each, is "growth"
   double storage_bound = 0.5;      // of an input-bound run: the workers' share of time in reading files that makes it storage-bound
   double launch_bound = 0.5;       // CUDA: the share of compute phases the GPU finished before the host issued the next
 };

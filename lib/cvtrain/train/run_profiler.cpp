@@ -64,7 +64,7 @@ void RunProfiler::complete(int64_t epoch, TrainRecord& record) {
 
 void RunProfiler::complete(EpochRecord& record) {
   record.breakdown = monitor_.epoch();
-  monitor_.add_epoch_peak(record.memory.peak_mb());
+  monitor_.add_epoch_peak(record.epoch, record.memory.peak_mb());
 }
 
 void RunProfiler::report_epoch(const EpochRecord& record) const {
