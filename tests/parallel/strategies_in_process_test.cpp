@@ -56,6 +56,10 @@ void train_one_step(Classifier& model, StrategyKind kind, Communicator& comm, co
   optim.name = OptimizerKind::kAdamw;
   optim.lr = 0.01;
   optim.weight_decay = 0.05;
+  // AdamW's first step moves each weight by about lr x g / (|g| + eps): with the default 1e-8, a
+  // gradient near zero turns the last bits of the sum's order (two halves all-reduced against one
+  // whole batch) into a 1e-4 difference. A larger eps keeps the update smooth in g.
+  optim.eps = 1e-3;
   std::unique_ptr<torch::optim::Optimizer> optimizer = build_optimizer(optim, strategy->optimizer_parameters());
   LossScaler scaler(false, c10::Device(c10::kCPU));
   StepSettings settings;
