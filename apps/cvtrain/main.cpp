@@ -191,7 +191,10 @@ int run_data_bench(DataArgs args) {
   } else {
     std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker), to %s, %lld unusable\n",
                 args.source.c_str(), static_cast<long long>(r.images),
-                args.bench.evaluation ? "evaluation view" : "RandomResizedCrop + flip", r.seconds, r.images_per_s,
+                args.bench.evaluation              ? "evaluation view"
+                : args.bench.auto_augment.empty() ? "RandomResizedCrop + flip"
+                                                   : ("RandomResizedCrop + flip + " + args.bench.auto_augment).c_str(),
+                r.seconds, r.images_per_s,
                 static_cast<long long>(args.bench.workers), per_worker, args.device.c_str(), static_cast<long long>(r.bad_samples));
   }
   return 0;
@@ -285,6 +288,8 @@ int run_cli(int argc, char** argv) {
   bench_cmd->add_flag("--eval", data_args.bench.evaluation,
                       "Time the evaluation view (torchvision's Resize + CenterCrop, pixel for pixel) instead of "
                       "RandomResizedCrop + flip");
+  bench_cmd->add_option("--auto-augment", data_args.bench.auto_augment,
+                        "After crop and flip, this augment.auto_augment policy (e.g. rand-m9-mstd0.5-inc1)");
   bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
   add_format(bench_cmd);
   ExportArgs export_args;

@@ -103,6 +103,29 @@ TEST_CASE("type and range errors name file:line, key and value", "[recipe]") {
   CHECK_THAT(problems[2], Catch::Contains(path + ":4: train.epochs") && Catch::Contains("expected an integer, got 'many'"));
 }
 
+TEST_CASE("augmentation policies and random erasing read like timm's flags; a bad policy names its section", "[recipe]") {
+  TempDir dir;
+  const std::string good = dir.write("good.yaml", std::string(kMinimal) +
+                                                      "augment:\n"
+                                                      "  auto_augment: rand-m9-mstd0.5-inc1\n"
+                                                      "  random_erasing: {prob: 0.25, mode: pixel}\n");
+  const Recipe r = load_recipe(good, no_path_checks());
+  CHECK(r.augment.auto_augment.kind == AugmentPolicy::Kind::kRand);
+  CHECK(r.augment.auto_augment.magnitude_std == 0.5);
+  CHECK(r.augment.random_erasing.prob == 0.25);
+  CHECK(r.augment.random_erasing.mode == EraseMode::kPixel);
+  CHECK_THAT(recipe_to_yaml(r), Catch::Contains("auto_augment: rand-m9-mstd0.5-inc1"));
+  const std::string bad = dir.write("bad.yaml", std::string(kMinimal) +
+                                                    "augment:\n"
+                                                    "  auto_augment: rand-m9-q3\n"
+                                                    "  random_erasing: {mode: pixels, min_area: 0.5, max_area: 0.4}\n");
+  const auto problems = problems_of(bad, no_path_checks());
+  REQUIRE(problems.size() == 3);
+  CHECK_THAT(problems[0], Catch::Contains(bad + ":4: augment.auto_augment") && Catch::Contains("unknown section 'q3'"));
+  CHECK_THAT(problems[1], Catch::Contains("augment.random_erasing.mode") && Catch::Contains("did you mean 'pixel'?"));
+  CHECK_THAT(problems[2], Catch::Contains("augment.random_erasing.min_area") && Catch::Contains("above max_area"));
+}
+
 TEST_CASE("a bad override is named as the override", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/rng.h"
+#include "cvtrain/data/batch_erasing.h"
+#include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
 
@@ -59,7 +62,27 @@ Batch BatchLoader::make_batch(int64_t batch_index) {
     const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes, options_.timings);
     label_out[i] = dataset_.label(used);
   }
-  return Batch{images, labels, order_.empty() ? 0 : order_[static_cast<size_t>(first)]};
+  Batch batch;
+  batch.images = images;
+  batch.labels = labels;
+  batch.first_sample = order_.empty() ? 0 : order_[static_cast<size_t>(first)];
+  plan_erasing_of(batch, first, count);
+  return batch;
+}
+
+// augment.random_erasing's boxes, keyed by each sample's index like its crop, on a stream of their own.
+void BatchLoader::plan_erasing_of(Batch& batch, int64_t first, int64_t count) const {
+  const SampleTransform& t = options_.transform;
+  if (!t.augment || t.augment->random_erasing.prob <= 0) return;
+  constexpr uint64_t kEraseStream = 0x6572617365ULL;
+  const int size = static_cast<int>(t.image_size);
+  std::vector<std::vector<EraseBox>> boxes;
+  for (int64_t i = 0; i < count; ++i) {
+    const auto index = static_cast<uint64_t>(order_[static_cast<size_t>(first + i)]);
+    boxes.push_back(plan_erasing(t.augment->random_erasing, size, size, mix64(sample_key(t.seed, static_cast<uint64_t>(t.epoch), index) ^ kEraseStream)));
+  }
+  batch.erase_boxes = erase_box_tensor(boxes, options_.pin_memory);
+  batch.erase_key = sample_key(t.seed ^ kEraseStream, static_cast<uint64_t>(t.epoch), static_cast<uint64_t>(batch.first_sample));
 }
 
 void BatchLoader::worker_loop(int64_t worker) {

@@ -24,6 +24,8 @@ struct Batch {
   at::Tensor images;         // uint8 [B, H, W, C]
   at::Tensor labels;         // int64 [B]
   int64_t first_sample = 0;  // dataset index of the batch's first sample (keys batch-level randomness)
+  at::Tensor erase_boxes;    // int32 [B, K, 4] of augment.random_erasing (erase_box_tensor); undefined: none
+  uint64_t erase_key = 0;    // seeds the erasing's fill
 };
 
 struct LoaderOptions {
@@ -51,6 +53,7 @@ class BatchLoader {
 
  private:
   Batch make_batch(int64_t batch_index);
+  void plan_erasing_of(Batch& batch, int64_t first, int64_t count) const;
   at::Tensor batch_buffer(int64_t count);
   void worker_loop(int64_t worker);
   void stop_workers();

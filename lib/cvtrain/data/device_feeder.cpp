@@ -7,6 +7,7 @@
 
 #include "cvtrain/build_config.h"
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/batch_erasing.h"
 #include "cvtrain/data/batch_loader.h"
 
 #if CVTRAIN_WITH_CUDA
@@ -38,6 +39,8 @@ struct DeviceFeeder::CopyStream {
     out.images.record_stream(compute.unwrap());
     out.labels.record_stream(compute.unwrap());
     out.first_sample = host.first_sample;
+    out.erase_boxes = host.erase_boxes;  // a few bytes: erase_batch copies them behind the images
+    out.erase_key = host.erase_key;
     return out;
   }
 };
@@ -85,6 +88,7 @@ std::optional<DeviceBatch> DeviceFeeder::next() {
   const auto layout = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor images = host->images.permute({0, 3, 1, 2}).to(at::TensorOptions().dtype(at::kFloat), false, false, layout);
   images.sub_(mean_).mul_(inv_std_);
+  erase_batch(images, host->erase_boxes, options_.erase_mode, host->erase_key);  // after normalising, as timm erases
   if (options_.dtype != at::kFloat) images = images.to(options_.dtype);
   return DeviceBatch{images, host->labels, host->first_sample};
 }

@@ -15,12 +15,14 @@
 namespace cvtrain {
 
 class BatchLoader;
+enum class EraseMode;
 
 struct FeedOptions {
   c10::Device device = c10::Device(c10::kCPU);
   at::ScalarType dtype = at::kFloat;  // kFloat or kBFloat16
   bool channels_last = false;         // NHWC strides, which cuDNN and oneDNN convolutions prefer
   std::vector<double> mean, std;      // per channel, on the 0..1 scale
+  EraseMode erase_mode{};              // how the batches' random-erasing boxes are filled (after normalising)
 };
 
 struct DeviceBatch {

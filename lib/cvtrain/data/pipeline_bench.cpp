@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "cvtrain/build_config.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/timer.h"
@@ -24,6 +26,11 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   AugmentSpec augment;
   augment.random_resized_crop = o.random_resized_crop;
   augment.hflip = o.hflip;
+  try {
+    augment.auto_augment = parse_augment_policy(o.auto_augment);
+  } catch (const std::invalid_argument& e) {
+    throw Error(fmt::format("--auto-augment: {}", e.what()));
+  }
   BadSamples bad("data bench", dataset.size(), 1.0);
   LoaderOptions loader_options;
   loader_options.batch_size = o.batch_size;
@@ -31,7 +38,9 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   loader_options.workers = o.workers;
   loader_options.prefetch = o.prefetch;
   loader_options.pin_memory = wants_pinned_memory(o.device);
-  loader_options.transform = SampleTransform{o.evaluation ? nullptr : &augment, o.image_size, o.seed, 0};
+  loader_options.transform.augment = o.evaluation ? nullptr : &augment;
+  loader_options.transform.image_size = o.image_size;
+  loader_options.transform.seed = o.seed;
   loader_options.bad_samples = &bad;
   FeedOptions feed;
   feed.device = o.device;

@@ -6,6 +6,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace cvtrain {
@@ -20,6 +21,7 @@ struct PipelineBenchOptions {
   int64_t prefetch = 4;
   std::vector<double> random_resized_crop{0.08, 1.0};
   bool hflip = true;
+  std::string auto_augment;         // an augment.auto_augment policy after crop and flip; empty: none
   bool evaluation = false;          // the evaluation view (Resize + CenterCrop) instead of the augmentation
   uint64_t seed = 0;
   c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there

@@ -1,5 +1,6 @@
 // Augmentation through OpenCV imgproc. Random decisions are drawn from one SplitMix64 stream per
-// sample in a fixed order (resized crop, pad-crop offsets, flip) mirrored by reference_train.py.
+// sample in a fixed order (resized crop, pad-crop offsets, flip) mirrored by reference_train.py;
+// the automatic augmentation draws from a second stream of its own, so turning it on changes no crop.
 #include "cvtrain/data/transforms.h"
 
 #include <opencv2/imgproc.hpp>
@@ -8,6 +9,7 @@
 #include <cmath>
 
 #include "cvtrain/core/rng.h"
+#include "cvtrain/data/auto_augment.h"
 #include "cvtrain/data/resample.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -106,6 +108,15 @@ void pad_and_crop(cv::Mat& image, int padding, int dx, int dy) {
   shifted.copyTo(image);
 }
 
+// augment.auto_augment's ops, drawn from `key`, on the finished crop (as timm runs them after its
+// crop and flip). Without data.mean's fill, timm's default gray.
+void apply_auto_augment(const AugmentSpec& a, uint64_t key, const std::vector<uint8_t>& fill, PixelView image) {
+  if (a.auto_augment.kind == AugmentPolicy::Kind::kNone) return;
+  std::vector<uint8_t> gray(static_cast<size_t>(image.channels), 128);
+  const uint8_t* fill_values = fill.size() == static_cast<size_t>(image.channels) ? fill.data() : gray.data();
+  for (const DrawnOp& op : draw_augment_ops(a.auto_augment, key, a.aa_interpolation)) apply_augment_op(image, op, fill_values);
+}
+
 }  // namespace
 
 CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
@@ -126,6 +137,8 @@ CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
     plan.pad_dx = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));
   }
   plan.flip = a.hflip && rng.uniform() < 0.5;
+  constexpr uint64_t kAugmentStream = 0x72616e6461756775ULL;
+  plan.augment_key = mix64(sample_key(t.seed, static_cast<uint64_t>(t.epoch), index) ^ kAugmentStream);
   return plan;
 }
 
@@ -138,6 +151,7 @@ void render_sample(const ImageWindow& decoded, ImageSize source, const CropPlan&
     resize_into(as_mat(decoded.image)(window_region(plan, source, decoded)), result);
   if (plan.pad_dx >= 0) pad_and_crop(result, static_cast<int>(t.augment->random_crop_padding), plan.pad_dx, plan.pad_dy);
   if (plan.flip) cv::flip(result, result, 1);
+  if (t.augment) apply_auto_augment(*t.augment, plan.augment_key, t.augment_fill, PixelView{out, size, size, decoded.image.channels});
 }
 
 Image transform_sample(const Image& input, const SampleTransform& t, size_t index) {

@@ -1,10 +1,11 @@
-// Per-sample geometry on uint8 HWC images: the training augmentation is a pure function of
+// Per-sample augmentation on uint8 HWC images (crop, flip, then augment.auto_augment's ops): the training augmentation is a pure function of
 // (seed, epoch, sample index); evaluation is torchvision's Resize(size / 0.875) + CenterCrop(size)
 // on PIL images, pixel for pixel. The crop is planned on the source size before decoding, so JPEGs
 // can be decoded at a reduced DCT scale (and only the rows and columns the sample needs).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "cvtrain/data/dataset.h"
 
@@ -18,6 +19,7 @@ struct SampleTransform {
   uint64_t seed = 0;
   int64_t epoch = 0;
   int64_t max_image_pixels = 89478485;  // data.max_image_pixels (Pillow's default); 0 = no limit
+  std::vector<uint8_t> augment_fill;    // where rotate, shear and translate leave no pixel (augment_fill(data.mean)); empty: gray
 };
 
 // Every random decision for one sample, in source-image coordinates.
@@ -28,6 +30,7 @@ struct CropPlan {
   int resized_width = 0, resized_height = 0, keep_x = 0, keep_y = 0;
   int pad_dx = -1, pad_dy = -1;  // random_crop_padding offsets; -1: not padded
   bool flip = false;
+  uint64_t augment_key = 0;  // the stream augment.auto_augment draws its ops from
 };
 
 CropPlan plan_sample(ImageSize source, const SampleTransform& transform, size_t index);

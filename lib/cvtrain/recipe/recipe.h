@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cvtrain/recipe/augment_policy.h"
+
 namespace cvtrain {
 
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
@@ -19,6 +21,8 @@ enum class OptimizerKind { kSgd, kAdamw };
 enum class ScheduleKind { kCosine, kStep, kConstant };
 enum class ResumeMode { kAuto, kNone, kFolder };
 enum class ProfileTool { kKineto, kNsys };
+enum class AugmentInterpolation { kRandom, kBilinear, kBicubic };
+enum class EraseMode { kConst, kRand, kPixel };
 
 // The recipe's names of an enumeration's values, in the enumeration's order.
 template <class E>
@@ -50,6 +54,15 @@ struct EnumNames<ScheduleKind> {
 template <>
 struct EnumNames<ProfileTool> {
   static constexpr std::array<const char*, 2> names{"kineto", "nsys"};
+};
+
+template <>
+struct EnumNames<AugmentInterpolation> {
+  static constexpr std::array<const char*, 3> names{"random", "bilinear", "bicubic"};
+};
+template <>
+struct EnumNames<EraseMode> {
+  static constexpr std::array<const char*, 3> names{"const", "rand", "pixel"};
 };
 
 template <class E>
@@ -95,6 +108,16 @@ struct DataSpec {
                                         // bombs); Pillow's Image.MAX_IMAGE_PIXELS. 0 = no limit
 };
 
+// timm's RandomErasing, applied on the device after normalisation (data/batch_erasing.h).
+struct RandomErasingSpec {
+  double prob = 0;                 // chance that a sample is erased at all; 0 = off (timm's --reprob)
+  EraseMode mode = EraseMode::kPixel;  // const: zeros; rand: one normal colour per box; pixel: normal noise (timm's --remode)
+  int64_t count = 1;               // at most this many boxes per sample, drawn in [1, count] (timm's --recount)
+  double min_area = 0.02;          // of the image, per box divided by the count
+  double max_area = 1.0 / 3.0;
+  double min_aspect = 0.3;         // aspect ratios log-uniform in [min_aspect, 1 / min_aspect]
+};
+
 struct AugmentSpec {
   bool hflip = false;
   int64_t random_crop_padding = 0;           // zero-pad by P pixels, then crop back at random
@@ -104,6 +127,9 @@ struct AugmentSpec {
   double cutmix = 0.0;      // CutMix Beta(alpha, alpha); 0 = off
   double mix_prob = 1.0;    // chance that a batch is mixed at all
   double switch_prob = 0.5; // with both on: chance of CutMix rather than Mixup
+  AugmentPolicy auto_augment;  // timm's policy string (rand-m9-mstd0.5-inc1 | original | 3a), after crop and flip
+  AugmentInterpolation aa_interpolation = AugmentInterpolation::kRandom;  // of its rotate, shear and translate
+  RandomErasingSpec random_erasing;
 };
 
 struct TrainSpec {

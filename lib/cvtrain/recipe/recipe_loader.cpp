@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
@@ -201,6 +202,17 @@ MaybeError convert(const YAML::Node& n, ResumeChoice& out) {
   return std::nullopt;
 }
 
+MaybeError convert(const YAML::Node& n, AugmentPolicy& out) {
+  std::string spelled;
+  if (auto e = convert(n, spelled)) return e;
+  try {
+    out = parse_augment_policy(spelled);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
   if (!n.IsSequence()) return std::string("expected a list of numbers, e.g. [0.9, 0.999]");
   out.clear();
@@ -229,6 +241,8 @@ YAML::Node to_node(const T& value) {
     return YAML::Node(name_of(value));
   } else if constexpr (std::is_same_v<T, ResumeChoice>) {
     return YAML::Node(value.spelled());
+  } else if constexpr (std::is_same_v<T, AugmentPolicy>) {
+    return YAML::Node(value.spelled);
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (double v : value) node.push_back(to_node(v));
@@ -336,6 +350,14 @@ const std::vector<Field>& schema() {
       field(KEY(augment.cutmix), in_range(0, 100)),
       field(KEY(augment.mix_prob), in_range(0, 1)),
       field(KEY(augment.switch_prob), in_range(0, 1)),
+      field(KEY(augment.auto_augment)),
+      field(KEY(augment.aa_interpolation)),
+      field(KEY(augment.random_erasing.prob), in_range(0, 1)),
+      field(KEY(augment.random_erasing.mode)),
+      field(KEY(augment.random_erasing.count), in_range(1, 100)),
+      field(KEY(augment.random_erasing.min_area), in_range(0, 1)),
+      field(KEY(augment.random_erasing.max_area), in_range(0, 1)),
+      field(KEY(augment.random_erasing.min_aspect), in_range(0.01, 1)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
       field(KEY(train.global_batch), at_least(0)),
@@ -533,6 +555,9 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const auto& crop = r.augment.random_resized_crop;
   if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
     check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  const RandomErasingSpec& erasing = r.augment.random_erasing;
+  if (erasing.min_area > erasing.max_area)
+    check.fail("augment.random_erasing.min_area", fmt::format("{} is above max_area {}", erasing.min_area, erasing.max_area));
   const auto& betas = r.optim.betas;
   if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
     check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");

@@ -1,6 +1,7 @@
 // An epoch's batches for one rank (see epoch_input.h).
 #include "cvtrain/train/epoch_input.h"
 
+#include "cvtrain/data/auto_augment.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/device_feeder.h"
@@ -21,6 +22,7 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
   LoaderOptions options = run.loader;
   options.drop_last = true;
   options.transform.augment = &recipe.augment;
+  options.transform.augment_fill = augment_fill(recipe.data.mean);
   options.transform.epoch = epoch;
   options.bad_samples = run.data.train_bad.get();
   options.timings = run.data.train_timings.get();
@@ -34,7 +36,9 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
                                                       options.transform.seed);
   } else {
     input.loader = std::make_unique<BatchLoader>(train, std::move(share), options);
-    input.source = std::make_unique<DeviceFeeder>(*input.loader, run.feed);
+    FeedOptions feed = run.feed;
+    feed.erase_mode = recipe.augment.random_erasing.mode;
+    input.source = std::make_unique<DeviceFeeder>(*input.loader, feed);
   }
   return input;
 }

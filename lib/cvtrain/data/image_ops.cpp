@@ -1,0 +1,290 @@
+// Pillow's arithmetic, step for step: float blends truncated to uint8, float 3x3 kernels with a
+// +0.5 bias, double-precision affine sampling, fixed-point box blurs. The x86-64 baseline has no
+// FMA, so the compiler cannot fuse these products into results Pillow would not compute.
+#include "cvtrain/data/image_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace cvtrain {
+namespace {
+
+using Lut = std::array<uint8_t, 256>;
+using Histogram = std::array<int64_t, 256>;
+
+void apply_luts(PixelView image, const std::vector<Lut>& luts) {
+  const int c = image.channels;
+  for (int64_t i = 0; i < image.size(); ++i) image.data[i] = luts[static_cast<size_t>(i % c)][image.data[i]];
+}
+
+void apply_lut(PixelView image, const Lut& lut) { apply_luts(image, std::vector<Lut>(static_cast<size_t>(image.channels), lut)); }
+
+Histogram channel_histogram(PixelView image, int channel) {
+  Histogram h{};
+  for (int64_t i = channel; i < image.size(); i += image.channels) ++h[image.data[i]];
+  return h;
+}
+
+Lut identity_lut() {
+  Lut lut{};
+  for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+  return lut;
+}
+
+// ImageOps.autocontrast without cutoff: the channel's [lowest, highest] stretched to [0, 255].
+Lut auto_contrast_lut(const Histogram& h) {
+  int lo = 0, hi = 255;
+  while (lo < 256 && h[static_cast<size_t>(lo)] == 0) ++lo;
+  while (hi >= 0 && h[static_cast<size_t>(hi)] == 0) --hi;
+  if (lo == 256) lo = 255;  // an empty histogram: Python's loop variable ends at 255
+  if (hi < 0) hi = 0;
+  if (hi <= lo) return identity_lut();
+  const double scale = 255.0 / (hi - lo), offset = -lo * scale;
+  Lut lut{};
+  for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(std::clamp(static_cast<int>(i * scale + offset), 0, 255));
+  return lut;
+}
+
+// ImageOps.equalize: the cumulative histogram in steps of (pixels - last bin) / 255.
+Lut equalize_lut(const Histogram& h) {
+  int64_t total = 0, last = 0, used_bins = 0;
+  for (int64_t count : h)
+    if (count) {
+      total += count;
+      last = count;
+      ++used_bins;
+    }
+  if (used_bins <= 1) return identity_lut();
+  const int64_t step = (total - last) / 255;
+  if (step == 0) return identity_lut();
+  Lut lut{};
+  int64_t n = step / 2;
+  for (size_t i = 0; i < 256; ++i) {
+    lut[i] = static_cast<uint8_t>(std::min<int64_t>(n / step, 255));
+    n += h[i];
+  }
+  return lut;
+}
+
+template <class MakeLut>
+void per_channel_lut(PixelView image, MakeLut make) {
+  std::vector<Lut> luts;
+  for (int c = 0; c < image.channels; ++c) luts.push_back(make(channel_histogram(image, c)));
+  apply_luts(image, luts);
+}
+
+// ImagingBlend(degenerate, image, alpha) with alpha as a C float, as Pillow passes it.
+void blend_from(const std::vector<uint8_t>& degenerate, PixelView image, double factor) {
+  const auto alpha = static_cast<float>(factor);
+  if (alpha == 1.0f) return;
+  const bool interpolating = alpha >= 0 && alpha <= 1.0f;
+  for (int64_t i = 0; i < image.size(); ++i) {
+    const int a = degenerate[static_cast<size_t>(i)], b = image.data[i];
+    const float v = static_cast<float>(a) + alpha * static_cast<float>(b - a);
+    image.data[i] = interpolating ? static_cast<uint8_t>(v) : v <= 0.0f ? 0 : v >= 255.0f ? 255 : static_cast<uint8_t>(v);
+  }
+}
+
+// convert("L"): ITU-R 601-2 luma in 16-bit fixed point.
+uint8_t luma(const uint8_t* rgb) { return static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16); }
+
+std::vector<uint8_t> gray_levels(PixelView image) {
+  const int64_t pixels = static_cast<int64_t>(image.width) * image.height;
+  std::vector<uint8_t> gray(static_cast<size_t>(pixels));
+  for (int64_t p = 0; p < pixels; ++p)
+    gray[static_cast<size_t>(p)] = image.channels >= 3 ? luma(image.data + p * image.channels) : image.data[p * image.channels];
+  return gray;
+}
+
+// ImageFilter.SMOOTH, (1 1 1 / 1 5 1 / 1 1 1) / 13, each weight a float; the border is copied.
+std::vector<uint8_t> smoothed(PixelView image) {
+  std::vector<uint8_t> out(image.data, image.data + image.size());
+  const int w = image.width, h = image.height, c = image.channels;
+  if (w < 3 || h < 3) return out;
+  const float side = 1.0f / 13.0f, centre = 5.0f / 13.0f;
+  const float k[3][3] = {{side, side, side}, {side, centre, side}, {side, side, side}};
+  const auto px = [&](int x, int y, int ch) { return static_cast<float>(image.data[(static_cast<int64_t>(y) * w + x) * c + ch]); };
+  for (int y = 1; y < h - 1; ++y)
+    for (int x = 1; x < w - 1; ++x)
+      for (int ch = 0; ch < c; ++ch) {
+        float ss = 0.5f;
+        for (int row = 0; row < 3; ++row) {  // Pillow sums the row below first
+          const int yy = y + 1 - row;
+          ss += px(x - 1, yy, ch) * k[row][0] + px(x, yy, ch) * k[row][1] + px(x + 1, yy, ch) * k[row][2];
+        }
+        out[static_cast<size_t>((static_cast<int64_t>(y) * w + x) * c + ch)] = static_cast<uint8_t>(std::clamp(ss, 0.0f, 255.0f));
+      }
+  return out;
+}
+
+int floor_int(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v); }
+int clip_index(int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; }
+
+// Pillow's bilinear_filter: the four neighbours of (xin, yin) - 0.5, clamped at the edges, truncated.
+uint8_t bilinear_sample(PixelView in, double xin, double yin, int channel) {
+  xin -= 0.5;
+  yin -= 0.5;
+  const int x = floor_int(xin), y = floor_int(yin);
+  const double dx = xin - x, dy = yin - y;
+  const int x0 = clip_index(x, in.width), x1 = clip_index(x + 1, in.width);
+  const auto at = [&](int row, int col) -> int { return in.data[(static_cast<int64_t>(row) * in.width + col) * in.channels + channel]; };
+  const int row0 = clip_index(y, in.height);
+  double v1 = at(row0, x0) + (at(row0, x1) - at(row0, x0)) * dx;
+  double v2 = v1;
+  if (y + 1 >= 0 && y + 1 < in.height) v2 = at(y + 1, x0) + (at(y + 1, x1) - at(y + 1, x0)) * dx;
+  v1 = v1 + (v2 - v1) * dy;
+  return static_cast<uint8_t>(v1);
+}
+
+double cubic(double v1, double v2, double v3, double v4, double d) {
+  const double p1 = v2, p2 = -v1 + v3, p3 = 2 * (v1 - v2) + v3 - v4, p4 = -v1 + v2 - v3 + v4;
+  return p1 + d * (p2 + d * (p3 + d * p4));
+}
+
+// Pillow's bicubic_filter: 4x4 neighbours, rows past the edge repeat the previous row's value.
+uint8_t bicubic_sample(PixelView in, double xin, double yin, int channel) {
+  xin -= 0.5;
+  yin -= 0.5;
+  int x = floor_int(xin), y = floor_int(yin);
+  const double dx = xin - x, dy = yin - y;
+  --x;
+  --y;
+  int cols[4];
+  for (int i = 0; i < 4; ++i) cols[i] = clip_index(x + i, in.width);
+  const auto row_value = [&](int row) {
+    const auto at = [&](int i) -> double { return in.data[(static_cast<int64_t>(row) * in.width + cols[i]) * in.channels + channel]; };
+    return cubic(at(0), at(1), at(2), at(3), dx);
+  };
+  double v[4];
+  v[0] = row_value(clip_index(y, in.height));
+  for (int i = 1; i < 4; ++i) v[i] = (y + i >= 0 && y + i < in.height) ? row_value(y + i) : v[i - 1];
+  const double out = cubic(v[0], v[1], v[2], v[3], dy);
+  return out <= 0.0 ? 0 : out >= 255.0 ? 255 : static_cast<uint8_t>(out);
+}
+
+// Python's round(v, 15), as Image.rotate rounds its matrix.
+double round15(double v) { return std::nearbyint(v * 1e15) / 1e15; }
+
+// One pass of ImagingLineBoxBlur over `n` values `stride` apart: a box of 2 * radius + 1 with
+// fractional end weights, in 24-bit fixed point, the edge pixels repeated beyond the ends.
+void box_blur_line(uint8_t* line, int n, int64_t stride, float float_radius, std::vector<uint8_t>& scratch) {
+  const int radius = static_cast<int>(float_radius);
+  const auto ww = static_cast<uint32_t>(static_cast<float>(1u << 24) / (float_radius * 2 + 1));
+  const uint32_t fw = ((1u << 24) - static_cast<uint32_t>(radius * 2 + 1) * ww) / 2;
+  const int last = n - 1;
+  scratch.resize(static_cast<size_t>(n));
+  const auto in = [&](int i) -> uint32_t { return line[static_cast<int64_t>(std::clamp(i, 0, last)) * stride]; };
+  uint32_t acc = in(0) * static_cast<uint32_t>(radius + 1);
+  for (int x = 0; x < radius; ++x) acc += in(x);  // the window around pixel -1: [-radius - 1, radius - 1]
+  for (int x = 0; x <= last; ++x) {
+    acc += in(x + radius) - in(x - radius - 1);
+    const uint32_t bulk = acc * ww + (in(x - radius - 1) + in(x + radius + 1)) * fw;
+    scratch[static_cast<size_t>(x)] = static_cast<uint8_t>((bulk + (1u << 23)) >> 24);
+  }
+  for (int x = 0; x <= last; ++x) line[static_cast<int64_t>(x) * stride] = scratch[static_cast<size_t>(x)];
+}
+
+// _gaussian_blur_radius: the extended box whose `passes` repetitions have the Gaussian's variance.
+float box_radius_for(float radius, int passes) {
+  const float sigma2 = radius * radius / static_cast<float>(passes);
+  const auto length = static_cast<float>(std::sqrt(12.0 * sigma2 + 1.0));
+  const auto l = static_cast<float>(std::floor((length - 1.0) / 2.0));
+  float a = (2 * l + 1) * (l * (l + 1) - 3 * sigma2);
+  a /= 6 * (sigma2 - (l + 1) * (l + 1));
+  return l + a;
+}
+
+}  // namespace
+
+void auto_contrast(PixelView image) { per_channel_lut(image, auto_contrast_lut); }
+
+void equalize(PixelView image) { per_channel_lut(image, equalize_lut); }
+
+void invert(PixelView image) {
+  for (int64_t i = 0; i < image.size(); ++i) image.data[i] = static_cast<uint8_t>(255 - image.data[i]);
+}
+
+void posterize(PixelView image, int bits_kept) {
+  if (bits_kept >= 8) return;
+  const int mask = ~((1 << (8 - std::max(bits_kept, 0))) - 1);
+  Lut lut{};
+  for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(i & mask);
+  apply_lut(image, lut);
+}
+
+void solarize(PixelView image, int threshold) {
+  Lut lut{};
+  for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(i < threshold ? i : 255 - i);
+  apply_lut(image, lut);
+}
+
+void solarize_add(PixelView image, int add, int threshold) {
+  Lut lut{};
+  for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(i < threshold ? std::min(255, i + add) : i);
+  apply_lut(image, lut);
+}
+
+void enhance_color(PixelView image, double factor) {
+  if (image.channels < 3) return;  // a grayscale image is its own degenerate
+  const std::vector<uint8_t> gray = gray_levels(image);
+  std::vector<uint8_t> degenerate(static_cast<size_t>(image.size()));
+  for (int64_t i = 0; i < image.size(); ++i) degenerate[static_cast<size_t>(i)] = gray[static_cast<size_t>(i / image.channels)];
+  blend_from(degenerate, image, factor);
+}
+
+void enhance_contrast(PixelView image, double factor) {
+  const std::vector<uint8_t> gray = gray_levels(image);
+  double sum = 0;
+  for (uint8_t g : gray) sum += g;
+  const auto mean = static_cast<uint8_t>(static_cast<int>(sum / static_cast<double>(gray.size()) + 0.5));
+  blend_from(std::vector<uint8_t>(static_cast<size_t>(image.size()), mean), image, factor);
+}
+
+void enhance_brightness(PixelView image, double factor) { blend_from(std::vector<uint8_t>(static_cast<size_t>(image.size()), 0), image, factor); }
+
+void enhance_sharpness(PixelView image, double factor) { blend_from(smoothed(image), image, factor); }
+
+void affine_transform(PixelView image, const double m[6], Resample resample, const uint8_t* fill) {
+  const std::vector<uint8_t> source(image.data, image.data + image.size());
+  const PixelView in{const_cast<uint8_t*>(source.data()), image.width, image.height, image.channels};
+  const auto sample = resample == Resample::kBicubic ? bicubic_sample : bilinear_sample;
+  uint8_t* out = image.data;
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x, out += image.channels) {
+      const double xo = x + 0.5, yo = y + 0.5;
+      const double xin = m[0] * xo + m[1] * yo + m[2], yin = m[3] * xo + m[4] * yo + m[5];
+      const bool inside = xin >= 0.0 && xin < image.width && yin >= 0.0 && yin < image.height;
+      for (int c = 0; c < image.channels; ++c) out[c] = inside ? sample(in, xin, yin, c) : fill[c];
+    }
+}
+
+void rotate(PixelView image, double degrees, Resample resample, const uint8_t* fill) {
+  degrees = std::fmod(degrees, 360.0);
+  if (degrees < 0) degrees += 360.0;
+  if (degrees == 0) return;
+  const double angle = -(degrees * (M_PI / 180.0)),  // -math.radians(degrees)
+               cx = image.width / 2.0, cy = image.height / 2.0;
+  double m[6] = {round15(std::cos(angle)), round15(std::sin(angle)), 0.0, round15(-std::sin(angle)), round15(std::cos(angle)), 0.0};
+  m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx;
+  m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy;
+  affine_transform(image, m, resample, fill);
+}
+
+void gaussian_blur(PixelView image, double radius) {
+  if (radius <= 0) return;
+  const float box = box_radius_for(static_cast<float>(radius), 3);
+  if (box == 0) return;
+  std::vector<uint8_t> scratch;
+  const int64_t row_stride = static_cast<int64_t>(image.width) * image.channels;
+  for (int pass = 0; pass < 3; ++pass)
+    for (int y = 0; y < image.height; ++y)
+      for (int c = 0; c < image.channels; ++c) box_blur_line(image.data + y * row_stride + c, image.width, image.channels, box, scratch);
+  for (int pass = 0; pass < 3; ++pass)
+    for (int x = 0; x < image.width; ++x)
+      for (int c = 0; c < image.channels; ++c)
+        box_blur_line(image.data + static_cast<int64_t>(x) * image.channels + c, image.height, row_stride, box, scratch);
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,87 @@
+// A test program for tests/parity/check_auto_augment.py: runs cvtrain's augmentation ops on raw
+// images, and prints the ops a policy draws, so both can be set against timm's.
+//   augment_probe ops CASES OUTPUT       CASES: lines "RAW WIDTH HEIGHT CHANNELS OP ARGUMENT RESAMPLE";
+//                                        the results are written one after another to OUTPUT
+//   augment_probe draws POLICY COUNT     one line per sample: "Op:argument" for each op applied
+//   augment_probe erase PROB MODE COUNT SIZE SAMPLES   one line per sample: its boxes "top,left,h,w"
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cvtrain/core/rng.h"
+#include "cvtrain/data/auto_augment.h"
+#include "cvtrain/data/erasing_plan.h"
+#include "cvtrain/recipe/recipe.h"
+
+using namespace cvtrain;
+
+namespace {
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int run_ops(const std::string& cases_path, const std::string& out_path) {
+  std::ifstream cases(cases_path);
+  std::ofstream out(out_path, std::ios::binary);
+  std::string raw, op_name, resample;
+  int width = 0, height = 0, channels = 0;
+  double argument = 0;
+  int count = 0;
+  while (cases >> raw >> width >> height >> channels >> op_name >> argument >> resample) {
+    std::vector<uint8_t> pixels = read_file(raw);
+    const auto op = augment_op_named(op_name);
+    if (!op) throw std::runtime_error("no op " + op_name);
+    DrawnOp drawn{*op, argument, resample == "bicubic" ? Resample::kBicubic : Resample::kBilinear};
+    const std::vector<uint8_t> fill = augment_fill({0.485, 0.456, 0.406});
+    apply_augment_op(PixelView{pixels.data(), width, height, channels}, drawn, fill.data());
+    out.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
+    ++count;
+  }
+  std::cout << count << " cases\n";
+  return 0;
+}
+
+int run_draws(const std::string& policy_text, int count) {
+  const AugmentPolicy policy = parse_augment_policy(policy_text);
+  for (int i = 0; i < count; ++i) {
+    std::ostringstream line;
+    for (const DrawnOp& op : draw_augment_ops(policy, sample_key(1, 0, static_cast<uint64_t>(i)), AugmentInterpolation::kRandom))
+      line << augment_op_name(op.op) << ":" << op.argument << " ";
+    std::cout << line.str() << "\n";
+  }
+  return 0;
+}
+
+int run_erase(double prob, const std::string& mode, int count, int size, int samples) {
+  RandomErasingSpec spec;
+  spec.prob = prob;
+  spec.mode = *enum_of<EraseMode>(mode);
+  spec.count = count;
+  for (int i = 0; i < samples; ++i) {
+    for (const EraseBox& box : plan_erasing(spec, size, size, sample_key(2, 0, static_cast<uint64_t>(i))))
+      std::cout << box.top << "," << box.left << "," << box.height << "," << box.width << " ";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "ops" && argc == 4) return run_ops(argv[2], argv[3]);
+    if (mode == "draws" && argc == 4) return run_draws(argv[2], std::stoi(argv[3]));
+    if (mode == "erase" && argc == 7) return run_erase(std::stod(argv[2]), argv[3], std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6]));
+    std::cerr << "usage: augment_probe ops CASES OUTPUT | draws POLICY COUNT | erase PROB MODE COUNT SIZE SAMPLES\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "augment_probe: " << e.what() << "\n";
+    return 1;
+  }
+}
