@@ -33,6 +33,7 @@
 #include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_directory.h"
+#include "cvtrain/train/sample_preview.h"
 #include "cvtrain/train/trainer.h"
 
 namespace {
@@ -200,6 +201,13 @@ int run_data_bench(DataArgs args) {
   return 0;
 }
 
+int run_data_preview(const cvtrain::Recipe& recipe, const cvtrain::PreviewOptions& options) {
+  const cvtrain::PreviewResult result = cvtrain::write_sample_preview(recipe, options);
+  cvtrain::log::info("{} training samples of epoch {} as the step receives them: {} ({}x{})", result.samples, options.epoch, options.out,
+                     result.width, result.height);
+  return 0;
+}
+
 struct ReportArgs {
   std::string run, out;
 };
@@ -272,6 +280,17 @@ int run_cli(int argc, char** argv) {
   pack_cmd->add_option("--quality", data_args.pack.quality, "JPEG quality of re-encoded images")->check(CLI::Range(1, 100))->capture_default_str();
   pack_cmd->add_option("--workers", data_args.pack.workers, "Decode/encode threads")->check(CLI::Range(1, 256))->capture_default_str();
   add_format(pack_cmd);
+  RecipeArgs preview_recipe;
+  cvtrain::PreviewOptions preview;
+  auto* preview_cmd = data_cmd->add_subcommand(
+      "preview", "Write a PNG grid of the first training samples of an epoch exactly as the step receives them (crop,\n"
+                 "flip, augment.auto_augment, random erasing, Mixup/CutMix), denormalised, with their labels");
+  add_recipe_args(*preview_cmd, preview_recipe, true);
+  preview_cmd->add_option("--out,-o", preview.out, "The PNG file")->capture_default_str();
+  preview_cmd->add_option("--count", preview.count, "Samples, in the epoch's order (mixed as one micro-batch)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  preview_cmd->add_option("--epoch", preview.epoch, "Which epoch's samples and draws")->check(CLI::NonNegativeNumber)->capture_default_str();
   auto* inspect_cmd = data_cmd->add_subcommand("inspect", "Summarise a shards folder: samples, shards, classes, sizes");
   inspect_cmd->add_option("dir", data_args.source, "Folder written by `cvtrain data pack`")->required();
   inspect_cmd->add_flag("--verify", data_args.verify, "Decode every sample; exit 1 if any is unusable");
@@ -328,6 +347,7 @@ int run_cli(int argc, char** argv) {
     if (*launch_cmd) return run_launch(launch_args);
     if (*pack_cmd) return run_data_pack(data_args);
     if (*inspect_cmd) return run_data_inspect(data_args);
+    if (*preview_cmd) return run_data_preview(load(preview_recipe), preview);
     if (*bench_cmd) return run_data_bench(data_args);
     if (*export_cmd) return run_export(export_args);
     if (*report_cmd) return run_report(report_args);

@@ -253,3 +253,45 @@ TEST_CASE("JPEG batches with crops, flips and DCT scaling are identical for 1 an
   }
   CHECK_FALSE(at::equal(one[0].images[0], one[0].images[1]));
 }
+
+TEST_CASE("the copies of repeated augmentation are one sample with draws of their own", "[data]") {
+  CountingDataset data(8);
+  AugmentSpec augment;
+  augment.hflip = true;
+  augment.random_crop_padding = 2;
+  std::vector<int64_t> order;
+  for (int64_t copy = 0; copy < 4; ++copy) order.push_back(5 | (copy << kCopyShift));
+  LoaderOptions o = options(0, &augment);
+  o.batch_size = 4;
+  BatchLoader loader(data, order, o);
+  const Batch batch = *loader.next();
+  for (int64_t i = 0; i < 4; ++i) CHECK(batch.labels[i].item<int64_t>() == 5 % 3);
+  int distinct = 0;
+  for (int64_t i = 1; i < 4; ++i) distinct += batch.images[i].equal(batch.images[0]) ? 0 : 1;
+  CHECK(distinct >= 2);  // padding offsets and flips drawn per copy
+  LoaderOptions plain = options(0, &augment);
+  plain.batch_size = 1;
+  BatchLoader single(data, {5}, plain);
+  CHECK(single.next()->images[0].equal(batch.images[0]));  // copy 0 draws as the plain sample
+}
+
+TEST_CASE("random erasing reaches the device batch after normalisation, planned per sample", "[data]") {
+  CountingDataset data(16);
+  AugmentSpec augment;
+  augment.random_erasing.prob = 1.0;
+  augment.random_erasing.mode = EraseMode::kConst;
+  augment.random_erasing.min_area = 0.1;
+  LoaderOptions o = options(0, &augment);
+  BatchLoader loader(data, reversed(16), o);
+  FeedOptions feed;
+  feed.mean = {0.5};
+  feed.std = {0.25};
+  feed.erase_mode = EraseMode::kConst;
+  DeviceFeeder feeder(loader, feed);
+  const DeviceBatch batch = *feeder.next();
+  // Every sample erased: some pixels exactly 0 after normalising (a uint8 value cannot give 0 here).
+  for (int64_t i = 0; i < 8; ++i) CHECK(batch.images[i].eq(0).sum().item<int64_t>() >= 1);
+  BatchLoader plain_loader(data, reversed(16), options(0, nullptr));
+  DeviceFeeder plain(plain_loader, feed);
+  CHECK(plain.next()->images.eq(0).sum().item<int64_t>() == 0);
+}

@@ -2,7 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include "cvtrain/data/sampler.h"
 
@@ -81,4 +83,42 @@ TEST_CASE("evaluation shards cover every sample once", "[data]") {
       CHECK(seen == expected);
     }
   }
+}
+
+TEST_CASE("repeated augmentation: each sample k times per global batch, copies on different ranks", "[data]") {
+  const std::vector<int64_t> order = epoch_order(3, 1, 100);
+  const int64_t g = 12, k = 3;
+  const std::vector<int64_t> repeated = repeated_order(order, k, g);
+  REQUIRE(repeated.size() == 96);  // 8 full global batches: the epoch keeps its length
+  CHECK(repeated_order(order, 1, g) == order);
+  for (int64_t s = 0; s < 8; ++s) {
+    std::map<int64_t, std::set<int64_t>> copies;  // dataset index -> copy numbers
+    for (int64_t slot = 0; slot < g; ++slot) {
+      const int64_t entry = repeated[static_cast<size_t>(s * g + slot)];
+      copies[dataset_index(entry)].insert(entry >> kCopyShift);
+    }
+    REQUIRE(copies.size() == 4);  // the next g / k samples of the permutation
+    for (const auto& [index, copy_numbers] : copies) {
+      CHECK(copy_numbers == std::set<int64_t>{0, 1, 2});
+      CHECK(std::find(order.begin() + s * 4, order.begin() + (s + 1) * 4, index) != order.begin() + (s + 1) * 4);
+    }
+  }
+  // With k ranks, every rank holds one copy of each of the batch's samples.
+  for (int r = 0; r < 3; ++r) {
+    const auto share = rank_share(repeated, g, 3, r);
+    std::set<int64_t> indices, copy_numbers;
+    for (int64_t i = 0; i < 4; ++i) {
+      indices.insert(dataset_index(share[static_cast<size_t>(i)]));
+      copy_numbers.insert(share[static_cast<size_t>(i)] >> kCopyShift);
+    }
+    CHECK(indices.size() == 4);
+    CHECK(copy_numbers == std::set<int64_t>{r});
+  }
+  // A global batch that k does not divide: the last samples of the batch get a copy fewer.
+  const std::vector<int64_t> uneven = repeated_order(order, 3, 10);
+  std::map<int64_t, int> count;
+  for (int64_t slot = 0; slot < 10; ++slot) ++count[dataset_index(uneven[static_cast<size_t>(slot)])];
+  CHECK(count.size() == 4);
+  CHECK(count[order[0]] == 3);
+  CHECK(count[order[3]] == 2);
 }

@@ -63,11 +63,14 @@ TEST_CASE("2 ranks: 10 steps, stop, resume, 10 steps equals 20 straight, bit for
   CHECK(read_text(dir.file("straight") + final_weights).size() > 100000);
 }
 
-TEST_CASE("resuming 2 ranks on 1 continues the same samples with the same global batch", "[e2e][ranks]") {
+TEST_CASE("resuming 2 ranks on 1 continues the same samples and augmentation draws with the same global batch", "[e2e][ranks]") {
   TempDir dir;
   // An MLP (no dropout, no BatchNorm): only batch composition matters, so 1e-5 is a tight check.
+  // RandAugment, random erasing and repeated augmentation draw per sample (and per micro-batch,
+  // which is the same 32 samples on 2 ranks as in 2 accumulation steps on 1).
   const std::string common = " model.arch=mlp data.max_samples=1280 data.val= train.max_steps=16 train.global_batch=64"
-                             " train.micro_batch=32 train.log_every=1 strategy=ddp";
+                             " train.micro_batch=32 train.log_every=1 strategy=ddp augment.auto_augment=rand-m9-mstd0.5-inc1"
+                             " augment.random_erasing.prob=0.25 augment.repeats=2";
   const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.nproc_per_node=2 distributed.master_port=" + port() +
                             " output=" + dir.file("straight") + " || exit 1\n"
                             "CVTRAIN_STOP_AT_STEP=7 $CVTRAIN --recipe $RECIPE" + common +

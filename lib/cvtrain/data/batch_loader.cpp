@@ -8,6 +8,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/rng.h"
 #include "cvtrain/data/batch_erasing.h"
+#include "cvtrain/data/sampler.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -58,8 +59,10 @@ Batch BatchLoader::make_batch(int64_t batch_index) {
   int64_t* label_out = labels.data_ptr<int64_t>();
   const auto sample_bytes = static_cast<size_t>(images.stride(0));
   for (int64_t i = 0; i < count; ++i) {
-    const auto index = static_cast<size_t>(order_[static_cast<size_t>(first + i)]);
-    const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes, options_.timings);
+    const int64_t entry = order_[static_cast<size_t>(first + i)];
+    const auto index = static_cast<size_t>(dataset_index(entry));
+    const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes, options_.timings,
+                                       static_cast<uint64_t>(entry));
     label_out[i] = dataset_.label(used);
   }
   Batch batch;
@@ -70,7 +73,7 @@ Batch BatchLoader::make_batch(int64_t batch_index) {
   return batch;
 }
 
-// augment.random_erasing's boxes, keyed by each sample's index like its crop, on a stream of their own.
+// augment.random_erasing's boxes, keyed by each sample's entry like its crop, on a stream of their own.
 void BatchLoader::plan_erasing_of(Batch& batch, int64_t first, int64_t count) const {
   const SampleTransform& t = options_.transform;
   if (!t.augment || t.augment->random_erasing.prob <= 0) return;
@@ -78,8 +81,8 @@ void BatchLoader::plan_erasing_of(Batch& batch, int64_t first, int64_t count) co
   const int size = static_cast<int>(t.image_size);
   std::vector<std::vector<EraseBox>> boxes;
   for (int64_t i = 0; i < count; ++i) {
-    const auto index = static_cast<uint64_t>(order_[static_cast<size_t>(first + i)]);
-    boxes.push_back(plan_erasing(t.augment->random_erasing, size, size, mix64(sample_key(t.seed, static_cast<uint64_t>(t.epoch), index) ^ kEraseStream)));
+    const auto entry = static_cast<uint64_t>(order_[static_cast<size_t>(first + i)]);
+    boxes.push_back(plan_erasing(t.augment->random_erasing, size, size, mix64(sample_key(t.seed, static_cast<uint64_t>(t.epoch), entry) ^ kEraseStream)));
   }
   batch.erase_boxes = erase_box_tensor(boxes, options_.pin_memory);
   batch.erase_key = sample_key(t.seed ^ kEraseStream, static_cast<uint64_t>(t.epoch), static_cast<uint64_t>(batch.first_sample));

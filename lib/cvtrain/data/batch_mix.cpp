@@ -63,6 +63,11 @@ double cut_and_paste(at::Tensor& images, double lambda, SplitMix64& rng) {
 
 bool mixing_enabled(const AugmentSpec& a) { return (a.mixup > 0 || a.cutmix > 0) && a.mix_prob > 0; }
 
+uint64_t mix_key(uint64_t seed, int64_t epoch, int64_t first_sample) {
+  constexpr uint64_t kMixStream = 0x6d69786d6978ULL;  // keeps mixing draws apart from per-sample ones
+  return sample_key(seed ^ kMixStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(first_sample));
+}
+
 double beta_sample(double alpha, uint64_t key) {
   SplitMix64 rng(key);
   const double x = gamma_sample(alpha, rng), y = gamma_sample(alpha, rng);

@@ -23,6 +23,9 @@ bool mixing_enabled(const AugmentSpec& augment);
 MixedBatch mix_batch(const at::Tensor& images, const at::Tensor& labels, int64_t num_classes, const AugmentSpec& augment,
                      uint64_t key);
 
+// The key of one micro-batch's mixing: its seed, epoch and first sample, on a stream of its own.
+uint64_t mix_key(uint64_t seed, int64_t epoch, int64_t first_sample);
+
 // A Beta(alpha, alpha) draw from two Gamma draws (Marsaglia-Tsang), driven by `key`.
 double beta_sample(double alpha, uint64_t key);
 

@@ -84,16 +84,17 @@ size_t BadSamples::count() const {
 }
 
 size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out,
-                      InputTimings* timings) {
+                      InputTimings* timings, uint64_t draw) {
+  const size_t key = draw == kDrawByIndex ? index : static_cast<size_t>(draw);
   if (!bad) {
-    decode_and_transform(dataset, index, t, index, out, timings);
+    decode_and_transform(dataset, index, t, key, out, timings);
     return index;
   }
   const size_t n = dataset.size();
   for (size_t step = 0; step < n; ++step) {
     const size_t source = (index + step) % n;
     try {
-      decode_and_transform(dataset, source, t, index, out, timings);
+      decode_and_transform(dataset, source, t, key, out, timings);
       return source;
     } catch (const Error& e) {
       bad->record(source, e.what());

@@ -46,9 +46,11 @@ struct InputTimings {
 // transformed with `index`'s random decisions, so batches keep their size and stay a pure
 // function of (seed, epoch, index) and the data. Returns the index of the sample used (its label
 // is the one that goes with the pixels).
-// With `timings`, the sample's read and decode times are added to them.
+// With `timings`, the sample's read and decode times are added to them. `draw` keys the random
+// decisions instead of `index` (repeated augmentation: each copy of a sample draws its own).
+constexpr uint64_t kDrawByIndex = ~uint64_t{0};
 size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad, uint8_t* out,
-                      InputTimings* timings = nullptr);
+                      InputTimings* timings = nullptr, uint64_t draw = kDrawByIndex);
 
 // prepare_sample into a new image (for tools and tests).
 Image prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad = nullptr);

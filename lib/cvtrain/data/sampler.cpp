@@ -16,6 +16,20 @@ std::vector<int64_t> epoch_order(uint64_t seed, int64_t epoch, size_t size) {
   return order;
 }
 
+std::vector<int64_t> repeated_order(const std::vector<int64_t>& order, int64_t repeats, int64_t global_batch) {
+  if (repeats <= 1) return order;
+  const int64_t distinct = (global_batch + repeats - 1) / repeats;  // samples per global batch
+  const int64_t steps = static_cast<int64_t>(order.size()) / global_batch;
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(steps * global_batch));
+  for (int64_t s = 0; s < steps; ++s)
+    for (int64_t slot = 0; slot < global_batch; ++slot) {
+      const int64_t copy = slot / distinct, j = slot % distinct;
+      out.push_back(order[static_cast<size_t>(s * distinct + j)] | (copy << kCopyShift));
+    }
+  return out;
+}
+
 std::vector<int64_t> rank_share(const std::vector<int64_t>& order, int64_t global_batch, int world, int rank) {
   const int64_t per_rank = global_batch / world;
   const int64_t steps = static_cast<int64_t>(order.size()) / global_batch;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/sampler.h"
 
 namespace cvtrain {
 namespace {
@@ -45,7 +46,7 @@ SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> 
   // to finish the previous step, and the trainer would count that wait as waiting for data.
   const int64_t batches = static_cast<int64_t>(order_.size()) / batch_size_;
   std::vector<int64_t> labels(static_cast<size_t>(batches * batch_size_));
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset.label(static_cast<size_t>(order_[i]));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset.label(static_cast<size_t>(dataset_index(order_[i])));
   labels_ = at::tensor(labels, at::kLong).to(device_);
 }
 

@@ -130,6 +130,7 @@ struct AugmentSpec {
   AugmentPolicy auto_augment;  // timm's policy string (rand-m9-mstd0.5-inc1 | original | 3a), after crop and flip
   AugmentInterpolation aa_interpolation = AugmentInterpolation::kRandom;  // of its rotate, shear and translate
   RandomErasingSpec random_erasing;
+  int64_t repeats = 1;      // repeated augmentation (DeiT's aug_repeats: 3): each sample k times an epoch, drawn apart, on different ranks
 };
 
 struct TrainSpec {

@@ -358,6 +358,7 @@ const std::vector<Field>& schema() {
       field(KEY(augment.random_erasing.min_area), in_range(0, 1)),
       field(KEY(augment.random_erasing.max_area), in_range(0, 1)),
       field(KEY(augment.random_erasing.min_aspect), in_range(0.01, 1)),
+      field(KEY(augment.repeats), in_range(1, 16)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
       field(KEY(train.global_batch), at_least(0)),
@@ -555,6 +556,8 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const auto& crop = r.augment.random_resized_crop;
   if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
     check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)
+    check.fail("augment.repeats", fmt::format("{} copies do not fit in a global batch of {}", r.augment.repeats, r.train.global_batch));
   const RandomErasingSpec& erasing = r.augment.random_erasing;
   if (erasing.min_area > erasing.max_area)
     check.fail("augment.random_erasing.min_area", fmt::format("{} is above max_area {}", erasing.min_area, erasing.max_area));
@@ -624,12 +627,14 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
 
 std::string recipe_to_yaml(const Recipe& recipe) {
   YAML::Node root(YAML::NodeType::Map);
-  for (const auto& f : schema()) {
-    const size_t dot = f.path.find('.');
-    if (dot == std::string::npos)
-      root[f.path] = f.render(recipe);
-    else
-      root[f.path.substr(0, dot)][f.path.substr(dot + 1)] = f.render(recipe);
+  for (const auto& f : schema()) {  // a.b.c goes to root[a][b][c]
+    YAML::Node parent = root;
+    size_t start = 0;
+    for (size_t dot = f.path.find('.'); dot != std::string::npos; start = dot + 1, dot = f.path.find('.', start)) {
+      YAML::Node child = parent[f.path.substr(start, dot - start)];
+      parent.reset(child);
+    }
+    parent[f.path.substr(start)] = f.render(recipe);
   }
   if (recipe.train.micro_batch_auto) {
     root["train"]["micro_batch"] = "auto";

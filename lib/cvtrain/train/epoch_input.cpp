@@ -28,7 +28,8 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
   options.timings = run.data.train_timings.get();
   const Dataset& train = *run.data.train;
   const int64_t global_batch = recipe.train.global_batch;
-  std::vector<int64_t> share = rank_share(epoch_order(options.transform.seed, epoch, train.size()), global_batch, rank.world_size, rank.rank);
+  const std::vector<int64_t> order = repeated_order(epoch_order(options.transform.seed, epoch, train.size()), recipe.augment.repeats, global_batch);
+  std::vector<int64_t> share = rank_share(order, global_batch, rank.world_size, rank.rank);
   share.erase(share.begin(), share.begin() + first_batch * BatchPlan::of(recipe.train).per_rank());
   EpochInput input;
   if (recipe.data.format == DataFormat::kSynthetic) {

@@ -122,6 +122,8 @@ void check_data_fits(const RunData& run_data, const Recipe& recipe) {
                                    recipe.train.global_batch, train.size())});
 }
 
+}  // namespace
+
 RunData open_run_data(const Recipe& recipe) {
   const DataSpec& data = recipe.data;
   const ModelSpec& model = recipe.model;
@@ -162,6 +164,8 @@ FeedOptions feed_options(const DataSpec& data, const PrecisionPolicy& precision,
   options.std = data.std;
   return options;
 }
+
+namespace {
 
 void log_pretrained(const ModelSpec& spec, const PretrainedReport& report) {
   log::info("weights from {}{}{}", spec.pretrained,

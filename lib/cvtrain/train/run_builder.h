@@ -29,8 +29,11 @@ class LrSchedule;
 class MetricsLog;
 class RunDirectory;
 class Strategy;
+struct DataSpec;
+struct PrecisionPolicy;
 struct RankInfo;
 struct Recipe;
+struct TrainSpec;
 
 // The datasets of a run, checked against the model section.
 struct RunData {
@@ -63,6 +66,12 @@ struct TrainingRun {
   int64_t total_steps = 0;
   PerfContext perf;  // every rank's host and GPU, the device's peak and memory
 };
+
+// The recipe's datasets, opened and checked against the model and batch (recipe errors name the key).
+RunData open_run_data(const Recipe& recipe);
+// The training loader's and feeder's settings for `device` (the epoch sets the rest).
+LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device);
+FeedOptions feed_options(const DataSpec& data, const PrecisionPolicy& precision, const c10::Device& device);
 
 // Builds every part for `rank`. `recipe.train` gets train.micro_batch: auto resolved into it, so
 // that checkpoints save the micro-batch that ran.

@@ -12,7 +12,6 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
-#include "cvtrain/core/rng.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
@@ -152,9 +151,7 @@ at::Tensor TrainStep::forward_loss(const DeviceBatch& batch, int64_t epoch) {
   const AugmentSpec& augment = settings_.augment;
   at::Tensor images = batch.images, targets = batch.labels;
   if (mixing_enabled(augment)) {
-    constexpr uint64_t kMixStream = 0x6d69786d6978ULL;  // keeps mixing draws apart from per-sample ones
-    const uint64_t key = sample_key(settings_.seed ^ kMixStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(batch.first_sample));
-    MixedBatch mixed = mix_batch(images, batch.labels, settings_.num_classes, augment, key);
+    MixedBatch mixed = mix_batch(images, batch.labels, settings_.num_classes, augment, mix_key(settings_.seed, epoch, batch.first_sample));
     images = mixed.images;
     targets = mixed.targets;
   }
