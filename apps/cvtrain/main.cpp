@@ -49,6 +49,7 @@ struct RecipeArgs {
 
 struct ExportArgs {
   std::string checkpoint, out, dtype = "keep";
+  bool ema = false;
 };
 
 void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required) {
@@ -81,9 +82,9 @@ int run_check(const RecipeArgs& args) {
 }
 
 int run_export(const ExportArgs& args) {
-  const cvtrain::ExportResult result = cvtrain::export_weights(args.checkpoint, args.out, args.dtype);
-  cvtrain::log::info("{}: {} tensors, {:.1f} M values of {} (step {}) written to {}", result.checkpoint, result.tensors,
-                     static_cast<double>(result.values) / 1e6, result.arch, result.step, args.out);
+  const cvtrain::ExportResult result = cvtrain::export_weights(args.checkpoint, args.out, args.dtype, args.ema);
+  cvtrain::log::info("{}: {} tensors, {:.1f} M values of {}{} (step {}) written to {}", result.checkpoint, result.tensors,
+                     static_cast<double>(result.values) / 1e6, result.arch, result.ema ? "'s weight average" : "", result.step, args.out);
   std::cout << cvtrain::loading_hint(result, args.out) << "\n";
   return 0;
 }
@@ -320,6 +321,7 @@ int run_cli(int argc, char** argv) {
   export_cmd->add_option("--out,-o", export_args.out, "Output .safetensors file")->required();
   export_cmd->add_option("--dtype", export_args.dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
       ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
+  export_cmd->add_flag("--ema", export_args.ema, "The weight average of train.ema instead of the raw weights");
   RecipeArgs preflight_args;
   auto* preflight_cmd = app.add_subcommand(
       "preflight", "Run the recipe's ranks for a few seconds without training: each rank's matrix-product rate, host-to-device\n"

@@ -77,3 +77,36 @@ TEST_CASE("data preview writes the samples the step receives: the same for the s
   CHECK(synthetic.exit_code != 0);
   CHECK_THAT(synthetic.output, Catch::Contains("synthetic data"));
 }
+
+TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exported with --ema", "[e2e]") {
+  TempDir dir;
+  const std::string common = "$CVTRAIN --recipe " + std::string(CVTRAIN_SOURCE_DIR) +
+                             "/recipes/quickstart.yaml data.max_samples=640 data.max_val_samples=500 train.global_batch=64"
+                             " train.epochs=2 train.ema.decay=0.9 train.ema.warmup=true";
+  const auto run = run_shell(common + " output=" + dir.file("straight") + " || exit 1\n" +
+                                 "CVTRAIN_STOP_AT_STEP=13 " + common + " output=" + dir.file("resumed") + "\n" + common +
+                                 " output=" + dir.file("resumed") + " || exit 1\n" +
+                                 "$CVTRAIN export " + dir.file("straight") + " --ema --out " + dir.file("ema.safetensors") + " || exit 1\n" +
+                                 "$CVTRAIN export " + dir.file("straight") + " --out " + dir.file("raw.safetensors") + " || exit 1\n",
+                             dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string metrics = read_text(dir.file("straight/metrics.jsonl"));
+  const std::vector<double> top1 = numbers_after(metrics, "top1"), top1_ema = numbers_after(metrics, "top1_ema");
+  REQUIRE(top1_ema.size() == 2);
+  CHECK(top1_ema.back() > 0.3);  // the average of a model that learns, not of noise
+  CHECK(top1_ema.back() != top1.back());
+  CHECK_THAT(run.output, Catch::Contains("(weight average: val loss") && Catch::Contains("'s weight average (step 20)"));
+  const std::string last = "/checkpoints/step-00000020/ema.safetensors";
+  CHECK(read_text(dir.file("straight") + last) == read_text(dir.file("resumed") + last));  // resumed bit for bit
+  CHECK(read_text(dir.file("ema.safetensors")) != read_text(dir.file("raw.safetensors")));
+  const auto fsdp = run_shell(common + " strategy=fsdp output=" + dir.file("fsdp"), dir);
+  CHECK(fsdp.exit_code == 2);
+  CHECK_THAT(fsdp.output, Catch::Contains("train.ema") && Catch::Contains("use zero2"));
+  const auto none = run_shell("$CVTRAIN --recipe " + std::string(CVTRAIN_SOURCE_DIR) +
+                                  "/recipes/quickstart.yaml data.max_samples=128 data.val= train.global_batch=64 train.max_steps=2 output=" +
+                                  dir.file("plain") + " && $CVTRAIN export " + dir.file("plain") + " --ema --out " + dir.file("x.safetensors"),
+                              dir);
+  CHECK(none.exit_code == 1);
+  CHECK_THAT(none.output, Catch::Contains("holds no weight average"));
+}

@@ -39,9 +39,10 @@ std::vector<std::string> step_losses(const std::vector<std::string>& files) {
 
 TEST_CASE("2 ranks: 10 steps, stop, resume, 10 steps equals 20 straight, bit for bit", "[e2e][ranks]") {
   TempDir dir;
-  // small_cnn has dropout, so the random state has to come back too.
+  // small_cnn has dropout, so the random state has to come back too; and the weight average with
+  // BatchNorm statistics (rank 0's, broadcast before each save).
   const std::string common = " data.max_samples=1280 data.val= train.max_steps=20 train.global_batch=64 train.log_every=1"
-                             " checkpoint.every_steps=10 strategy=ddp distributed.nproc_per_node=2 data.workers=1";
+                             " checkpoint.every_steps=10 strategy=ddp distributed.nproc_per_node=2 data.workers=1 train.ema.decay=0.9";
   const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("straight") +
                             " || exit 1\n"
                             "CVTRAIN_STOP_AT_STEP=10 $CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() +
@@ -61,6 +62,8 @@ TEST_CASE("2 ranks: 10 steps, stop, resume, 10 steps equals 20 straight, bit for
   const std::string final_weights = "/checkpoints/step-00000020/model.safetensors";
   CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("resumed") + final_weights));
   CHECK(read_text(dir.file("straight") + final_weights).size() > 100000);
+  const std::string final_average = "/checkpoints/step-00000020/ema.safetensors";
+  CHECK(read_text(dir.file("straight") + final_average) == read_text(dir.file("resumed") + final_average));
 }
 
 TEST_CASE("resuming 2 ranks on 1 continues the same samples and augmentation draws with the same global batch", "[e2e][ranks]") {

@@ -73,6 +73,7 @@ MetricRecord EpochRecord::to_record() const {
   memory.append_to(record);
   append_breakdown(breakdown, record);
   if (eval) record.insert(record.end(), {{"val_loss", eval->loss}, {"top1", eval->top1}, {"top5", eval->top5}, {"eval_s", eval->seconds}});
+  if (eval_ema) record.insert(record.end(), {{"val_loss_ema", eval_ema->loss}, {"top1_ema", eval_ema->top1}, {"top5_ema", eval_ema->top5}});
   return record;
 }
 
@@ -80,6 +81,7 @@ std::string EpochRecord::log_line() const {
   std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch, train_loss, images_per_s);
   line += memory.describe();
   if (eval) line += fmt::format(", val loss {:.4f} top-1 {:.4f} top-5 {:.4f}", eval->loss, eval->top1, eval->top5);
+  if (eval_ema) line += fmt::format(" (weight average: val loss {:.4f} top-1 {:.4f} top-5 {:.4f})", eval_ema->loss, eval_ema->top1, eval_ema->top5);
   if (breakdown.steps() > 0) line += "; step time: " + breakdown.describe();
   return line;
 }

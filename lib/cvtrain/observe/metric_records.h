@@ -63,6 +63,7 @@ struct EpochRecord {
   MemoryReport memory;
   PhaseTotals breakdown;
   std::optional<EvalFigures> eval;
+  std::optional<EvalFigures> eval_ema;  // the same of train.ema's weight average
   MetricRecord to_record() const;
   std::string log_line() const;
 };

@@ -133,6 +133,13 @@ struct AugmentSpec {
   int64_t repeats = 1;      // repeated augmentation (DeiT's aug_repeats: 3): each sample k times an epoch, drawn apart, on different ranks
 };
 
+// train.ema: timm's ModelEmaV3 (train/weight_ema.h).
+struct EmaSpec {
+  double decay = 0;         // 0 = off; e.g. 0.9999 (ConvNeXt), 0.99996 (DeiT)
+  bool warmup = false;      // decay 1 - (1 + step)^(-2/3) up to `decay` (timm's --model-ema-warmup)
+  int64_t every_steps = 1;  // update after every N-th optimizer step
+};
+
 struct TrainSpec {
   int64_t epochs = 10;
   int64_t max_steps = 0;       // > 0 stops after this many optimizer steps
@@ -146,6 +153,7 @@ struct TrainSpec {
   int64_t log_every = 50;      // optimizer steps between metric lines
   int64_t max_bad_steps = 10;  // non-finite loss or gradients this many steps in a row stops the run
   int64_t seed = 0;
+  EmaSpec ema;
 };
 
 struct OptimSpec {

@@ -359,6 +359,12 @@ const std::vector<Field>& schema() {
       field(KEY(augment.random_erasing.max_area), in_range(0, 1)),
       field(KEY(augment.random_erasing.min_aspect), in_range(0.01, 1)),
       field(KEY(augment.repeats), in_range(1, 16)),
+      field(KEY(train.ema.decay), [](double v) -> MaybeError {
+        if (v >= 0 && v < 1) return std::nullopt;
+        return fmt::format("must be in [0, 1) (0 = off), got {}", v);
+      }),
+      field(KEY(train.ema.warmup)),
+      field(KEY(train.ema.every_steps), at_least(1)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
       field(KEY(train.global_batch), at_least(0)),
@@ -556,6 +562,9 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const auto& crop = r.augment.random_resized_crop;
   if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
     check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  if (r.train.ema.decay > 0 && r.strategy == StrategyKind::kFsdp)
+    check.fail("train.ema", "fsdp holds only shards of the weights, and the weight average is kept whole; use zero2 "
+                            "(sharded gradients and optimizer state) with train.ema, or set train.ema.decay: 0");
   if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)
     check.fail("augment.repeats", fmt::format("{} copies do not fit in a global batch of {}", r.augment.repeats, r.train.global_batch));
   const RandomErasingSpec& erasing = r.augment.random_erasing;

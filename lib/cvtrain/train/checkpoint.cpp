@@ -100,13 +100,17 @@ int64_t step_of(const fs::path& folder) {
 }
 
 void write_checkpoint_files(const std::string& dir, const TrainPosition& position, const NamedTensors& model,
-                            const NamedTensors& optimizer, const Recipe& recipe) {
+                            const NamedTensors& optimizer, const NamedTensors& ema, const Recipe& recipe) {
   write_safetensors(dir + "/model.safetensors", model,
                     {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
   write_safetensors(dir + "/optimizer.safetensors", optimizer, {{"optimizer", name_of(recipe.optim.name)}});
   write_safetensors(dir + "/rng.safetensors", rng_states());
   write_text(dir + "/state.txt", state_text(position, recipe));
   write_text(dir + "/recipe.yaml", recipe_to_yaml(recipe));
+  if (!ema.empty()) {
+    write_safetensors(dir + "/" + kEmaFile, ema, {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
+    fsync_path(dir + "/" + kEmaFile);
+  }
   for (const char* name : {"model.safetensors", "optimizer.safetensors", "rng.safetensors", "state.txt", "recipe.yaml"})
     fsync_path(dir + "/" + name);
   fsync_path(dir);
@@ -129,7 +133,7 @@ void Checkpointer::check_writable() const {
 }
 
 std::string Checkpointer::save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer,
-                               const Recipe& recipe) const {
+                               const Recipe& recipe, const NamedTensors& ema) const {
   const std::string final_dir = folder_of(position.step);
   const std::string temporary = final_dir + ".tmp", replaced = final_dir + ".old";
   std::error_code ec;
@@ -138,7 +142,7 @@ std::string Checkpointer::save(const TrainPosition& position, const NamedTensors
     fs::remove_all(temporary);
     fs::remove_all(replaced);
     fs::create_directories(temporary);
-    write_checkpoint_files(temporary, position, model, optimizer, recipe);
+    write_checkpoint_files(temporary, position, model, optimizer, ema, recipe);
     // A folder of the same step (an earlier run's, or a write that never finished) steps aside
     // only now, and goes once the new one is in place.
     if (fs::exists(final_dir)) fs::rename(final_dir, replaced);
@@ -188,6 +192,7 @@ std::optional<std::string> Checkpointer::latest() const {
       read_safetensors((folder / "model.safetensors").string());
       read_safetensors((folder / "rng.safetensors").string());
       read_safetensors((folder / "optimizer.safetensors").string());
+      if (fs::exists(folder / kEmaFile)) read_safetensors((folder / kEmaFile).string());
       return folder.string();
     } catch (const std::exception& e) {
       log::warn("skipping checkpoint {}: unreadable ({})", folder.string(), e.what());
@@ -227,6 +232,7 @@ CheckpointContents load_checkpoint(const std::string& folder) {
   contents.model = read_safetensors(contents.model_file);
   contents.optimizer = read_safetensors(folder + "/optimizer.safetensors");
   restore_rng_states(read_safetensors(folder + "/rng.safetensors"), folder + "/rng.safetensors");
+  if (fs::exists(folder + "/" + kEmaFile)) contents.ema = read_safetensors(folder + "/" + kEmaFile);
   return contents;
 }
 

@@ -16,6 +16,9 @@ namespace cvtrain {
 
 struct Recipe;
 
+// The weight average's file in a checkpoint folder (train.ema), beside model.safetensors.
+inline constexpr const char* kEmaFile = "ema.safetensors";
+
 // Where training stands: `step` optimizer steps done, of which `batches_done` global batches
 // belong to `epoch` (the data order of an epoch depends only on the seed and the epoch, so this
 // is the exact place in the data, whatever the world size).
@@ -35,7 +38,9 @@ class Checkpointer {
   // Rank 0: writes the checkpoint of `position` (the model's parameters and buffers, and the
   // optimizer state, both by name and whole) and drops the oldest beyond `keep`. Returns its
   // folder. Throws Error naming the file on any write failure; earlier checkpoints stay intact.
-  std::string save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer, const Recipe& recipe) const;
+  // With `ema` (train.ema's average), it is written as kEmaFile too.
+  std::string save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer, const Recipe& recipe,
+                   const NamedTensors& ema = {}) const;
 
   // The newest complete checkpoint whose files read back; incomplete or unreadable ones are
   // skipped with a warning naming them. nullopt when there is none.
@@ -55,6 +60,7 @@ class Checkpointer {
 struct CheckpointContents {
   TrainPosition position;
   NamedTensors model, optimizer;
+  NamedTensors ema;        // train.ema's average; empty when the checkpoint has none
   std::string model_file;  // for messages about its tensors
 };
 

@@ -16,7 +16,7 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
     : files_(recipe.output, recipe.checkpoint.keep), cadence_(recipe.checkpoint), comm_(comm), device_(device) {}
 
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
-                             const Recipe& recipe) {
+                             const Recipe& recipe, const NamedTensors& ema) {
   if (position.step == last_saved_step_) return;
   std::string failure;
   strategy.gather_parameters();
@@ -28,7 +28,7 @@ void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::
       const LossScalerState scale = scaler.state();
       position.loss_scale = scaler.enabled() ? scale.scale : 0;
       position.scale_growth_tracker = scale.growth_tracker;
-      log::info("checkpoint: {}", files_.save(position, model_state, optimizer_state, recipe));
+      log::info("checkpoint: {}", files_.save(position, model_state, optimizer_state, recipe, ema));
     } catch (const Error& e) {
       failure = e.what();
     }
@@ -62,7 +62,7 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   strategy.load_model_state(saved.model, saved.model_file);
   strategy.load_optimizer_state(optimizer, saved.optimizer);
   last_saved_step_ = saved.position.step;
-  return ResumedRun{folder, saved.position};
+  return ResumedRun{folder, saved.position, saved.ema};
 }
 
 std::string CheckpointManager::last_complete() const {

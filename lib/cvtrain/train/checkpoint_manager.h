@@ -28,6 +28,7 @@ struct ResumeChoice;
 struct ResumedRun {
   std::string folder;
   TrainPosition position;
+  NamedTensors ema;  // train.ema's average, if the checkpoint holds one
 };
 
 class CheckpointManager {
@@ -40,7 +41,9 @@ class CheckpointManager {
 
   // Collective. Saves `position` unless that step is saved already (the end of training on an
   // every_steps step). Throws Error on every rank when rank 0 could not write.
-  void save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler, const Recipe& recipe);
+  // `ema`: the weight average's state (train.ema; identical on every rank), or empty.
+  void save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler, const Recipe& recipe,
+            const NamedTensors& ema = {});
 
   // Collective. Loads the checkpoint that checkpoint.resume names into the strategy's model and
   // optimizer (and the RNG states); nullopt for a fresh start.

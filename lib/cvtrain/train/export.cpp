@@ -39,7 +39,7 @@ std::optional<at::ScalarType> target_type(const std::string& dtype) {
 
 }  // namespace
 
-ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype) {
+ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype, bool ema) {
   const std::optional<at::ScalarType> type = target_type(dtype);
   ExportResult result;
   result.checkpoint = checkpoint_folder(source);
@@ -52,7 +52,11 @@ ExportResult export_weights(const std::string& source, const std::string& out, c
   result.image_size = recipe.model.image_size;
   result.small_stem = recipe.model.small_stem;
   result.step = read_position(result.checkpoint).step;
-  NamedTensors weights = read_safetensors(result.checkpoint + "/model.safetensors");
+  const std::string file = result.checkpoint + "/" + (ema ? kEmaFile : "model.safetensors");
+  if (ema && !fs::exists(file))
+    throw Error(fmt::format("{} holds no weight average (the run had train.ema off); export without --ema", result.checkpoint));
+  result.ema = ema;
+  NamedTensors weights = read_safetensors(file);
   for (auto& [name, tensor] : weights) {
     if (type && tensor.is_floating_point()) tensor = tensor.to(*type);
     result.values += tensor.numel();

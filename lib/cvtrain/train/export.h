@@ -14,13 +14,16 @@ struct ExportResult {
   bool small_stem = false;
   int64_t step = 0;
   int64_t tensors = 0, values = 0;  // tensors written and the numbers they hold
+  bool ema = false;                 // the weight average was written
 };
 
 // `source`: a checkpoint folder (step-N with its COMPLETE marker) or a run folder, whose newest
 // complete checkpoint is taken. `dtype`: keep, fp32, bf16 or fp16 (floating tensors only; integer
 // buffers such as BatchNorm's num_batches_tracked keep their type). Written through a temporary
 // file and a rename. Throws Error naming the folder or file for anything missing or unreadable.
-ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype);
+// `ema`: train.ema's weight average instead of the raw weights (an error naming the folder when
+// the checkpoint has none).
+ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype, bool ema = false);
 
 // Python lines that load the exported file into the reference library, or a note that the
 // architecture has none.

@@ -37,6 +37,7 @@
 #include "cvtrain/train/run_profiler.h"
 #include "cvtrain/train/trace_window.h"
 #include "cvtrain/train/train_step.h"
+#include "cvtrain/train/weight_ema.h"
 
 namespace cvtrain {
 namespace {
@@ -63,9 +64,10 @@ class Trainer {
   double train_epoch(int64_t epoch, int64_t first_batch);
   void report_interval(int64_t epoch, bool log_now);
   void save_or_stop(const StepOutput& out);
-  void save_checkpoint() { checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_); }
+  void save_checkpoint();
   MemoryReport memory_report();
   void evaluate_epoch(int64_t epoch, TrainSummary& summary);
+  EvalResult evaluate_model(const LoaderOptions& loader);
   void save_model(double seconds) const;
 
   // What runs: the recipe (a copy: train.micro_batch: auto is resolved into it), this rank, the parts.
@@ -74,6 +76,7 @@ class Trainer {
   TrainingRun run_;
   TrainStep step_;
   CheckpointManager checkpoints_;
+  std::unique_ptr<WeightEma> ema_;  // train.ema; null when off
   // Where it stands.
   TrainPosition position_;
   // What it reports (rank 0 writes).
@@ -96,7 +99,19 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
       profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
       trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
-      interval_loss_(run_.device) {}
+      interval_loss_(run_.device) {
+  if (recipe_.train.ema.decay > 0) ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.model);
+}
+
+// Collective; with train.ema the average goes into the checkpoint too (its buffers rank 0's).
+void Trainer::save_checkpoint() {
+  NamedTensors ema;
+  if (ema_) {
+    ema_->sync_buffers(*run_.comm);
+    ema = ema_->state();
+  }
+  checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_, ema);
+}
 
 TrainSummary Trainer::run() {
   log_start();
@@ -136,6 +151,11 @@ void Trainer::resume() {
   const std::optional<ResumedRun> resumed = checkpoints_.resume(recipe_.checkpoint.resume, *run_.strategy, *run_.optimizer);
   if (!resumed) return;
   position_ = resumed->position;
+  if (ema_ && !resumed->ema.empty()) ema_->load(resumed->ema, resumed->folder + "/" + kEmaFile);
+  if (ema_ && resumed->ema.empty()) {
+    ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.model);
+    if (rank_.rank == 0) log::warn("{} has no weight average (train.ema was off); it starts from the resumed weights", resumed->folder);
+  }
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
@@ -166,6 +186,7 @@ double Trainer::train_epoch(int64_t epoch, int64_t first_batch) {
         step_.run(*input.source, StepInput{step, epoch, run_.schedule->at(step - 1), position_.skipped_steps, trace_.recording()});
     trace_.end_step(step);
     if (out.give_up) throw Error(step_.bad_steps().give_up_message(step, checkpoints_.last_complete()));
+    if (ema_) ema_->update(step);
     profiler_.after_step(step_.timer());
     // A step skipped for overflowing fp16 gradients still had a finite loss, which belongs in the
     // means; a non-finite loss would poison every mean after it.
@@ -258,18 +279,31 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
     run_.strategy->sync_buffers();
     LoaderOptions eval_loader = run_.loader;
     eval_loader.bad_samples = run_.data.val_bad.get();
-    run_.strategy->gather_parameters();
     Stopwatch clock;
-    const EvalResult eval = evaluate(*run_.model, *run_.data.val, eval_loader, run_.feed, PrecisionPolicy{recipe_.precision}, *run_.comm);
-    run_.strategy->release_parameters();
+    const EvalResult eval = evaluate_model(eval_loader);
     summary.top1 = eval.top1;
     summary.top5 = eval.top5;
     record.eval = EvalFigures{eval.loss, eval.top1, eval.top5, clock.seconds()};
+    if (ema_) {  // the average in the model's place for one evaluation, then the raw weights back
+      Stopwatch ema_clock;
+      ema_->sync_buffers(*run_.comm);
+      ema_->swap_with_model();
+      const EvalResult averaged = evaluate_model(eval_loader);
+      ema_->swap_with_model();
+      record.eval_ema = EvalFigures{averaged.loss, averaged.top1, averaged.top5, ema_clock.seconds()};
+    }
   }
   if (rank_.rank != 0) return;
   run_.metrics->write(record.to_record());
   log::info("{}", record.log_line());
   profiler_.report_epoch(record);
+}
+
+EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
+  run_.strategy->gather_parameters();
+  const EvalResult eval = evaluate(*run_.model, *run_.data.val, loader, run_.feed, PrecisionPolicy{recipe_.precision}, *run_.comm);
+  run_.strategy->release_parameters();
+  return eval;
 }
 
 // model.pt through a temporary name and a rename, as every other artifact of a run: a crash while
