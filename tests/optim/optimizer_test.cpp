@@ -31,7 +31,7 @@ TEST_CASE("weight decay applies to weight matrices only, not to position embeddi
   Net net;
   OptimSpec spec;
   spec.weight_decay = 0.05;
-  for (const OptimizerKind name : {OptimizerKind::kSgd, OptimizerKind::kAdamw}) {
+  for (const OptimizerKind name : {OptimizerKind::kSgd, OptimizerKind::kAdamw, OptimizerKind::kLamb, OptimizerKind::kLars}) {
     spec.name = name;
     auto optimizer = build_optimizer(spec, net);
     auto& groups = optimizer->param_groups();
@@ -57,4 +57,37 @@ TEST_CASE("SGD with Nesterov momentum takes the textbook first step", "[optim]")
   optimizer->step();
   // buf = g; update = g + momentum * buf = 1.9 g
   CHECK(at::allclose(net.fc->weight.detach(), before - 0.1 * 1.9));
+}
+
+TEST_CASE("LAMB and LARS state goes through the named fields checkpoints store, and resumes the same steps", "[optim]") {
+  for (const OptimizerKind name : {OptimizerKind::kLamb, OptimizerKind::kLars}) {
+    OptimSpec spec;
+    spec.name = name;
+    spec.lr = 0.01;
+    spec.weight_decay = 0.01;
+    Net a, b;
+    {
+      torch::NoGradGuard no_grad;
+      for (size_t i = 0; i < a.parameters().size(); ++i) b.parameters()[i].copy_(a.parameters()[i]);
+    }
+    auto first = build_optimizer(spec, a);
+    const auto step = [](Net& net, torch::optim::Optimizer& optimizer, double scale) {
+      for (auto& p : net.parameters()) p.mutable_grad() = at::full_like(p, scale);
+      optimizer.step();
+    };
+    step(a, *first, 0.3);
+    // b takes a's weights and optimizer state by fields, then both take the same second step.
+    auto second = build_optimizer(spec, b);
+    {
+      torch::NoGradGuard no_grad;
+      for (size_t i = 0; i < a.parameters().size(); ++i) {
+        b.parameters()[i].copy_(a.parameters()[i]);
+        set_optimizer_state(*second, b.parameters()[i], optimizer_state_of(*first, a.parameters()[i]));
+      }
+    }
+    CHECK_FALSE(optimizer_state_of(*first, a.fc->weight).empty());
+    step(a, *first, -0.2);
+    step(b, *second, -0.2);
+    for (size_t i = 0; i < a.parameters().size(); ++i) CHECK(a.parameters()[i].equal(b.parameters()[i]));
+  }
 }

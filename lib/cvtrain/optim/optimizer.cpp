@@ -1,7 +1,8 @@
-// SGD and AdamW updating as Python's torch.optim does, in two parameter groups: tensors of rank
-// >= 2 (conv and linear weights) decay, the rest (norm weights, biases, layer scales) and ViT's
-// position embedding and class token do not — timm's grouping, the standard recipe for both SGD
-// and AdamW on vision models. State by named fields.
+// SGD and AdamW updating as Python's torch.optim does, LAMB and LARS as timm's, in two parameter
+// groups: tensors of rank >= 2 (conv and linear weights) decay, the rest (norm weights, biases,
+// layer scales) and ViT's position embedding and class token do not — timm's grouping, the
+// standard recipe on vision models; for LAMB and LARS the group without decay also takes no trust
+// ratio (timm's always_adapt off, MLPerf's exclusion of norms and biases). State by named fields.
 #include "cvtrain/optim/optimizer.h"
 
 #include <ATen/ops/_foreach_add.h>
@@ -10,7 +11,10 @@
 #include <ATen/ops/_foreach_div.h>
 #include <ATen/ops/_foreach_lerp.h>
 #include <ATen/ops/_foreach_mul.h>
+#include <ATen/ops/_foreach_norm.h>
 #include <ATen/ops/_foreach_sqrt.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/where.h>
 #include <torch/nn/module.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
@@ -156,6 +160,136 @@ class ForeachSgd : public GroupwiseUpdate<torch::optim::SGD> {
   }
 };
 
+// Adam moments in AdamW's state type (so checkpoints and strategies treat both alike).
+torch::optim::AdamWParamState& adam_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& p) {
+  std::unique_ptr<torch::optim::OptimizerParamState>& slot = optimizer.state()[p.unsafeGetTensorImpl()];
+  if (!slot) {
+    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+    fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+    slot = std::move(fresh);
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*slot);
+}
+
+// where(w > 0, where(g > 0, ratio, 1), 1) for every tensor at once, on the device.
+at::Tensor guarded_ratios(const at::Tensor& w_norms, const at::Tensor& g_norms, const at::Tensor& ratios) {
+  const at::Tensor one = at::ones_like(ratios);
+  return at::where(w_norms > 0, at::where(g_norms > 0, ratios, one), one);
+}
+
+// timm's Lamb (single-tensor path): Adam's update of gradients first scaled to a global norm of
+// at most max_grad_norm, plus weight decay, times the trust ratio |w| / |update| where the group
+// decays.
+class Lamb : public GroupwiseUpdate<torch::optim::AdamW> {
+ public:
+  Lamb(std::vector<torch::optim::OptimizerParamGroup> groups, torch::optim::AdamWOptions defaults, const OptimSpec& spec)
+      : GroupwiseUpdate<torch::optim::AdamW>(std::move(groups), std::move(defaults)),
+        max_grad_norm_(spec.max_grad_norm),
+        trust_clip_(spec.trust_clip) {}
+
+  at::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override {
+    torch::NoGradGuard no_grad;
+    clip_ = global_clip();
+    return GroupwiseUpdate<torch::optim::AdamW>::step(std::move(closure));
+  }
+
+ private:
+  // max(|all gradients| / max_grad_norm, 1) as a device scalar; undefined when off.
+  at::Tensor global_clip() {
+    if (max_grad_norm_ <= 0) return {};
+    std::vector<at::Tensor> grads;
+    for (auto& group : param_groups())
+      for (const at::Tensor& p : group.params())
+        if (p.grad().defined()) grads.push_back(p.grad());
+    if (grads.empty()) return {};
+    return at::stack(at::_foreach_norm(grads)).norm().div(max_grad_norm_).clamp_min(1.0);
+  }
+
+  void update(torch::optim::OptimizerParamGroup& group) override {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    const auto [beta1, beta2] = options.betas();
+    const double lr = options.lr(), wd = options.weight_decay();
+    Updated u = with_gradients(group);
+    if (u.params.empty()) return;
+    std::vector<at::Tensor> exp_avgs, exp_avg_sqs;
+    int64_t step = 0;
+    for (const at::Tensor& p : u.params) {
+      torch::optim::AdamWParamState& s = adam_state_of(*this, p);
+      s.step(s.step() + 1);
+      step = s.step();
+      exp_avgs.push_back(s.exp_avg());
+      exp_avg_sqs.push_back(s.exp_avg_sq());
+    }
+    const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
+    const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+    const std::vector<at::Tensor> grads = clip_.defined() ? at::_foreach_div(u.grads, clip_) : u.grads;
+    at::_foreach_lerp_(exp_avgs, grads, 1 - beta1);
+    at::_foreach_mul_(exp_avg_sqs, beta2);
+    at::_foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2);
+    std::vector<at::Tensor> denominators = at::_foreach_sqrt(exp_avg_sqs);
+    at::_foreach_div_(denominators, std::sqrt(bias_correction2));
+    at::_foreach_add_(denominators, options.eps());
+    std::vector<at::Tensor> updates = at::_foreach_div(exp_avgs, bias_correction1);
+    at::_foreach_div_(updates, denominators);
+    if (wd != 0) {
+      at::_foreach_add_(updates, u.params, wd);
+      const at::Tensor w = at::stack(at::_foreach_norm(u.params)), g = at::stack(at::_foreach_norm(updates));
+      at::Tensor ratios = guarded_ratios(w, g, w / g);
+      if (trust_clip_) ratios = ratios.clamp_max(1.0);
+      for (size_t i = 0; i < updates.size(); ++i) updates[i].mul_(ratios[static_cast<int64_t>(i)]);
+    }
+    at::_foreach_add_(u.params, updates, -lr);
+  }
+
+  double max_grad_norm_;
+  bool trust_clip_;
+  at::Tensor clip_;
+};
+
+// timm's Lars (single-tensor path): where the group decays, the gradient plus weight decay is
+// scaled by trust_coeff |w| / (|g| + wd |w| + eps) (LARC: that over lr, at most 1); then SGD's
+// momentum and Nesterov as torch.optim.SGD.
+class Lars : public GroupwiseUpdate<torch::optim::SGD> {
+ public:
+  Lars(std::vector<torch::optim::OptimizerParamGroup> groups, torch::optim::SGDOptions defaults, const OptimSpec& spec)
+      : GroupwiseUpdate<torch::optim::SGD>(std::move(groups), std::move(defaults)), trust_coeff_(spec.trust_coeff), trust_clip_(spec.trust_clip),
+        eps_(spec.eps) {}
+
+ private:
+  void update(torch::optim::OptimizerParamGroup& group) override {
+    const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
+    const double lr = options.lr(), wd = options.weight_decay(), momentum = options.momentum();
+    Updated u = with_gradients(group);
+    if (u.params.empty()) return;
+    std::vector<at::Tensor> grads = u.grads;
+    if (wd != 0) {
+      const at::Tensor w = at::stack(at::_foreach_norm(u.params)), g = at::stack(at::_foreach_norm(grads));
+      at::Tensor ratios = guarded_ratios(w, g, trust_coeff_ * w / (g + w * wd + eps_));
+      if (trust_clip_) ratios = (ratios / lr).clamp_max(1.0);
+      grads = at::_foreach_add(grads, u.params, wd);
+      for (size_t i = 0; i < grads.size(); ++i) grads[i].mul_(ratios[static_cast<int64_t>(i)]);
+    }
+    for (size_t i = 0; i < u.params.size() && momentum != 0; ++i) {
+      std::unique_ptr<torch::optim::OptimizerParamState>& slot = state()[u.params[i].unsafeGetTensorImpl()];
+      if (!slot) {
+        auto fresh = std::make_unique<torch::optim::SGDParamState>();
+        fresh->momentum_buffer(grads[i].clone());
+        slot = std::move(fresh);
+      } else {
+        static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer().mul_(momentum).add_(grads[i], 1 - options.dampening());
+      }
+      const at::Tensor& buffer = static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer();
+      grads[i] = options.nesterov() ? grads[i].add(buffer, momentum) : buffer;
+    }
+    at::_foreach_add_(u.params, grads, -lr);
+  }
+
+  double trust_coeff_;
+  bool trust_clip_;
+  double eps_;
+};
+
 }  // namespace
 
 bool decays(const std::string& name, const at::Tensor& parameter) {
@@ -175,7 +309,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& parameters) {
   const std::vector<at::Tensor>&decay = parameters.decay, &no_decay = parameters.no_decay;
-  if (spec.name == OptimizerKind::kAdamw) {
+  if (spec.name == OptimizerKind::kAdamw || spec.name == OptimizerKind::kLamb) {
     auto options = [&](double wd) {
       return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.lr)
                                                               .betas({spec.betas.at(0), spec.betas.at(1)})
@@ -183,6 +317,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
                                                               .weight_decay(wd));
     };
     std::vector<torch::optim::OptimizerParamGroup> groups{{decay, options(spec.weight_decay)}, {no_decay, options(0.0)}};
+    if (spec.name == OptimizerKind::kLamb) return std::make_unique<Lamb>(groups, torch::optim::AdamWOptions(spec.lr), spec);
     return std::make_unique<ForeachAdamW>(groups, torch::optim::AdamWOptions(spec.lr));
   }
   auto options = [&](double wd) {
@@ -190,6 +325,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
         torch::optim::SGDOptions(spec.lr).momentum(spec.momentum).nesterov(spec.nesterov).weight_decay(wd));
   };
   std::vector<torch::optim::OptimizerParamGroup> groups{{decay, options(spec.weight_decay)}, {no_decay, options(0.0)}};
+  if (spec.name == OptimizerKind::kLars) return std::make_unique<Lars>(groups, torch::optim::SGDOptions(spec.lr), spec);
   return std::make_unique<ForeachSgd>(groups, torch::optim::SGDOptions(spec.lr));
 }
 

@@ -17,7 +17,7 @@ enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto is resolved when the recipe loads
 enum class DeviceKind { kAuto, kCpu, kCuda };
 enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
-enum class OptimizerKind { kSgd, kAdamw };
+enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class ScheduleKind { kCosine, kStep, kConstant };
 enum class ResumeMode { kAuto, kNone, kFolder };
 enum class ProfileTool { kKineto, kNsys };
@@ -45,7 +45,7 @@ struct EnumNames<DataFormat> {
 };
 template <>
 struct EnumNames<OptimizerKind> {
-  static constexpr std::array<const char*, 2> names{"sgd", "adamw"};
+  static constexpr std::array<const char*, 4> names{"sgd", "adamw", "lamb", "lars"};
 };
 template <>
 struct EnumNames<ScheduleKind> {
@@ -157,13 +157,16 @@ struct TrainSpec {
 };
 
 struct OptimSpec {
-  OptimizerKind name = OptimizerKind::kSgd;  // sgd | adamw
+  OptimizerKind name = OptimizerKind::kSgd;  // sgd | adamw | lamb | lars (timm's Lamb and Lars)
   double lr = 0.1;
   double momentum = 0.9;
   bool nesterov = false;
   double weight_decay = 0.0;   // never applied to norm weights and biases
   std::vector<double> betas{0.9, 0.999};
-  double eps = 1e-8;
+  double eps = 1e-8;           // timm's Lamb defaults to 1e-6
+  double max_grad_norm = 1.0;  // lamb: the global gradient norm is scaled down to this first (timm's default); 0 = off
+  bool trust_clip = false;     // lamb, lars: trust ratio clipped at 1 (LARC for lars)
+  double trust_coeff = 0.001;  // lars: the trust coefficient
 };
 
 struct ScheduleSpec {

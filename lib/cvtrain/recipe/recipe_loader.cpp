@@ -383,6 +383,9 @@ const std::vector<Field>& schema() {
       field(KEY(optim.weight_decay), at_least(0)),
       field(KEY(optim.betas)),
       field(KEY(optim.eps), positive()),
+      field(KEY(optim.max_grad_norm), at_least(0)),
+      field(KEY(optim.trust_clip)),
+      field(KEY(optim.trust_coeff), positive()),
       field(KEY(schedule.name)),
       field(KEY(schedule.warmup_epochs), at_least(0)),
       field(KEY(schedule.min_lr), at_least(0)),
@@ -562,6 +565,11 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   const auto& crop = r.augment.random_resized_crop;
   if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
     check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  const bool trust_ratio = r.optim.name == OptimizerKind::kLamb || r.optim.name == OptimizerKind::kLars;
+  if (trust_ratio && (r.strategy == StrategyKind::kZero1 || r.strategy == StrategyKind::kZero2 || r.strategy == StrategyKind::kFsdp))
+    check.fail("optim.name", fmt::format("{}'s trust ratio needs each parameter's whole norm, and {} updates flat shards that "
+                                         "cut across parameters; use single or ddp with it",
+                                         name_of(r.optim.name), name_of(r.strategy)));
   if (r.train.ema.decay > 0 && r.strategy == StrategyKind::kFsdp)
     check.fail("train.ema", "fsdp holds only shards of the weights, and the weight average is kept whole; use zero2 "
                             "(sharded gradients and optimizer state) with train.ema, or set train.ema.decay: 0");

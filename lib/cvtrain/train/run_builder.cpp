@@ -200,7 +200,8 @@ std::shared_ptr<Classifier> build_run_model(const ModelSpec& spec, int64_t chann
 int64_t probe_micro_batch(Classifier& model, MicroBatchProbe probe, const OptimSpec& optim, int64_t per_rank, Communicator& comm) {
   int64_t parameter_bytes = 0;
   for (const auto& p : model.parameters()) parameter_bytes += p.numel() * static_cast<int64_t>(p.element_size());
-  const int64_t moments = optim.name == OptimizerKind::kAdamw ? 2 : optim.momentum > 0 ? 1 : 0;
+  const bool adam_like = optim.name == OptimizerKind::kAdamw || optim.name == OptimizerKind::kLamb;
+  const int64_t moments = adam_like ? 2 : optim.momentum > 0 ? 1 : 0;
   probe.reserved_bytes = moments * parameter_bytes;
   int64_t chosen = find_micro_batch(model, per_rank, probe);
   if (comm.world_size() > 1) {
