@@ -65,6 +65,18 @@ class GroupwiseUpdate : public Base {
   virtual void update(torch::optim::OptimizerParamGroup& group) = 0;
 };
 
+// Adam moments in AdamW's state type (so checkpoints and strategies treat both alike).
+torch::optim::AdamWParamState& adam_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& p) {
+  std::unique_ptr<torch::optim::OptimizerParamState>& slot = optimizer.state()[p.unsafeGetTensorImpl()];
+  if (!slot) {
+    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+    fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+    slot = std::move(fresh);
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*slot);
+}
+
 // LibTorch's AdamW and SGD state and options, with the update of Python's torch.optim: the
 // multi-tensor ("foreach") path, which is its default on CUDA and computes the same elementwise
 // expressions as its single-tensor path on the CPU. LibTorch's own AdamW differs (mul_ + add_
@@ -104,17 +116,35 @@ class ForeachAdamW : public GroupwiseUpdate<torch::optim::AdamW> {
     at::_foreach_addcdiv_(u.params, exp_avgs, denominators, step_sizes);
   }
 
-  torch::optim::AdamWParamState& state_of(const at::Tensor& p) {
-    std::unique_ptr<torch::optim::OptimizerParamState>& slot = state()[p.unsafeGetTensorImpl()];
-    if (!slot) {
-      auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-      fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-      fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-      slot = std::move(fresh);
-    }
-    return static_cast<torch::optim::AdamWParamState&>(*slot);
-  }
+  torch::optim::AdamWParamState& state_of(const at::Tensor& p) { return adam_state_of(*this, p); }
 };
+
+// Updates the momentum buffers (a buffer starts as a copy of its first gradient) and returns
+// them, or for Nesterov the gradients plus momentum x buffers, added in place as Python does
+// (gradients are cleared before the next step anyway). torch.optim.SGD's multi-tensor path.
+std::vector<at::Tensor> with_momentum(torch::optim::Optimizer& optimizer, std::vector<at::Tensor> grads, const std::vector<at::Tensor>& params,
+                                      const torch::optim::SGDOptions& options) {
+  std::vector<at::Tensor> buffers, continued, continued_grads;
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::unique_ptr<torch::optim::OptimizerParamState>& slot = optimizer.state()[params[i].unsafeGetTensorImpl()];
+    if (!slot) {
+      auto fresh = std::make_unique<torch::optim::SGDParamState>();
+      fresh->momentum_buffer(grads[i].clone());
+      slot = std::move(fresh);
+    } else {
+      continued.push_back(static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer());
+      continued_grads.push_back(grads[i]);
+    }
+    buffers.push_back(static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer());
+  }
+  if (!continued.empty()) {
+    at::_foreach_mul_(continued, options.momentum());
+    at::_foreach_add_(continued, continued_grads, 1 - options.dampening());
+  }
+  if (!options.nesterov()) return buffers;
+  at::_foreach_add_(grads, buffers, options.momentum());
+  return grads;
+}
 
 // SGD as torch.optim.SGD's multi-tensor path.
 class ForeachSgd : public GroupwiseUpdate<torch::optim::SGD> {
@@ -128,49 +158,11 @@ class ForeachSgd : public GroupwiseUpdate<torch::optim::SGD> {
     if (u.params.empty()) return;
     std::vector<at::Tensor> directions = u.grads;
     if (options.weight_decay() != 0) directions = at::_foreach_add(directions, u.params, options.weight_decay());
-    if (options.momentum() != 0) directions = with_momentum(directions, u.params, options);
+    if (options.momentum() != 0) directions = with_momentum(*this, directions, u.params, options);
     at::_foreach_add_(u.params, directions, -options.lr());
   }
 
-  // Updates the momentum buffers (a buffer starts as a copy of its first gradient) and returns
-  // them, or for Nesterov the gradients plus momentum x buffers, added in place as Python does
-  // (gradients are cleared before the next step anyway).
-  std::vector<at::Tensor> with_momentum(std::vector<at::Tensor> grads, const std::vector<at::Tensor>& params,
-                                        const torch::optim::SGDOptions& options) {
-    std::vector<at::Tensor> buffers, continued, continued_grads;
-    for (size_t i = 0; i < params.size(); ++i) {
-      std::unique_ptr<torch::optim::OptimizerParamState>& slot = state()[params[i].unsafeGetTensorImpl()];
-      if (!slot) {
-        auto fresh = std::make_unique<torch::optim::SGDParamState>();
-        fresh->momentum_buffer(grads[i].clone());
-        slot = std::move(fresh);
-      } else {
-        continued.push_back(static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer());
-        continued_grads.push_back(grads[i]);
-      }
-      buffers.push_back(static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer());
-    }
-    if (!continued.empty()) {
-      at::_foreach_mul_(continued, options.momentum());
-      at::_foreach_add_(continued, continued_grads, 1 - options.dampening());
-    }
-    if (!options.nesterov()) return buffers;
-    at::_foreach_add_(grads, buffers, options.momentum());
-    return grads;
-  }
 };
-
-// Adam moments in AdamW's state type (so checkpoints and strategies treat both alike).
-torch::optim::AdamWParamState& adam_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& p) {
-  std::unique_ptr<torch::optim::OptimizerParamState>& slot = optimizer.state()[p.unsafeGetTensorImpl()];
-  if (!slot) {
-    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-    fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-    fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-    slot = std::move(fresh);
-  }
-  return static_cast<torch::optim::AdamWParamState&>(*slot);
-}
 
 // where(w > 0, where(g > 0, ratio, 1), 1) for every tensor at once, on the device.
 at::Tensor guarded_ratios(const at::Tensor& w_norms, const at::Tensor& g_norms, const at::Tensor& ratios) {
@@ -270,18 +262,7 @@ class Lars : public GroupwiseUpdate<torch::optim::SGD> {
       grads = at::_foreach_add(grads, u.params, wd);
       for (size_t i = 0; i < grads.size(); ++i) grads[i].mul_(ratios[static_cast<int64_t>(i)]);
     }
-    for (size_t i = 0; i < u.params.size() && momentum != 0; ++i) {
-      std::unique_ptr<torch::optim::OptimizerParamState>& slot = state()[u.params[i].unsafeGetTensorImpl()];
-      if (!slot) {
-        auto fresh = std::make_unique<torch::optim::SGDParamState>();
-        fresh->momentum_buffer(grads[i].clone());
-        slot = std::move(fresh);
-      } else {
-        static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer().mul_(momentum).add_(grads[i], 1 - options.dampening());
-      }
-      const at::Tensor& buffer = static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer();
-      grads[i] = options.nesterov() ? grads[i].add(buffer, momentum) : buffer;
-    }
+    if (momentum != 0) grads = with_momentum(*this, grads, u.params, options);
     at::_foreach_add_(u.params, grads, -lr);
   }
 
