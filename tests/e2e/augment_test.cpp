@@ -41,7 +41,7 @@ std::pair<uint32_t, uint32_t> png_size(const std::string& bytes) {
 
 }  // namespace
 
-TEST_CASE("RandAugment and random erasing train; a bad policy is a recipe error naming its section", "[e2e]") {
+TEST_CASE("RandAugment and random erasing train, and a bad policy is a recipe error naming its section", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 16);
   const std::string recipe = augment_recipe(dir);

@@ -33,6 +33,8 @@ from timm.data import auto_augment as aa
 from timm.data.random_erasing import RandomErasing
 import timm.data.random_erasing as timm_erasing
 
+from outcome import finish
+
 MEAN = (0.485, 0.456, 0.406)
 FILL = tuple(min(255, round(255 * m)) for m in MEAN)
 IMAGES = [  # name, photo, (width, height), mode
@@ -244,10 +246,7 @@ def main():
     for policy in ("rand-m9-mstd0.5-inc1", "rand-m7-n3-p0.8", "rand-m9-mstd101-tweights", "original", "3a"):
         failures += distribution_failures(policy, cvtrain_draws(args.probe, policy), timm_draws(policy))
     failures += erasing_failures(args.probe)
-    for failure in failures:
-        print("FAIL", failure)
-    print("ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

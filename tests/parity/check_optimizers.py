@@ -18,6 +18,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from timm.optim import Lamb, Lars
 
+from outcome import finish
+
 SHAPES = [(16, 3, 3, 3), (16,), (16,), (32, 16), (32,), (10, 32), (10,)]
 STEPS = 10
 TOLERANCE = 2e-6  # relative to the largest parameter change
@@ -76,10 +78,7 @@ def main():
             print(f"{label}: parameters moved up to {moved:.3g}, max |cvtrain - timm| = {worst:.3g}")
             if worst > TOLERANCE * moved:
                 failures.append(f"{label}: differs from timm by {worst:.3g}")
-    for failure in failures:
-        print("FAIL", failure)
-    print("ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import torch
 from safetensors.torch import load_file
 from timm.utils import ModelEmaV3
 
+from outcome import finish
+
 STEPS = 6
 TOLERANCE = 1e-6
 BUFFERS = ("running_mean", "running_var", "num_batches_tracked")
@@ -76,10 +78,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cvtrain_ema_") as tmp:
         failures += check(args.cvtrain, args.recipe, tmp, 0.99, True)
         failures += check(args.cvtrain, args.recipe, tmp, 0.7, False)
-    for failure in failures:
-        print("FAIL", failure)
-    print("ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

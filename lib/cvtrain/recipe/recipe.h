@@ -23,6 +23,7 @@ enum class ResumeMode { kAuto, kNone, kFolder };
 enum class ProfileTool { kKineto, kNsys };
 enum class AugmentInterpolation { kRandom, kBilinear, kBicubic };
 enum class EraseMode { kConst, kRand, kPixel };
+enum class LossKind { kCe, kBce };
 
 // The recipe's names of an enumeration's values, in the enumeration's order.
 template <class E>
@@ -59,6 +60,10 @@ struct EnumNames<ProfileTool> {
 template <>
 struct EnumNames<AugmentInterpolation> {
   static constexpr std::array<const char*, 3> names{"random", "bilinear", "bicubic"};
+};
+template <>
+struct EnumNames<LossKind> {
+  static constexpr std::array<const char*, 2> names{"ce", "bce"};
 };
 template <>
 struct EnumNames<EraseMode> {
@@ -154,6 +159,8 @@ struct TrainSpec {
   int64_t max_bad_steps = 10;  // non-finite loss or gradients this many steps in a row stops the run
   int64_t seed = 0;
   EmaSpec ema;
+  LossKind loss = LossKind::kCe;     // ce (cross-entropy) | bce (timm's BinaryCrossEntropy, ResNet strikes back)
+  double bce_target_threshold = 0;   // bce: soft targets above it become 1, the rest 0 (timm's --bce-target-thresh); 0 = off
 };
 
 struct OptimSpec {

@@ -365,6 +365,8 @@ const std::vector<Field>& schema() {
       }),
       field(KEY(train.ema.warmup)),
       field(KEY(train.ema.every_steps), at_least(1)),
+      field(KEY(train.loss)),
+      field(KEY(train.bce_target_threshold), in_range(0, 1)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
       field(KEY(train.global_batch), at_least(0)),

@@ -38,6 +38,7 @@ StepSettings step_settings(const Recipe& recipe) {
   s.seed = static_cast<uint64_t>(recipe.train.seed);
   s.max_bad_steps = recipe.train.max_bad_steps;
   s.breakdown = recipe.observe.breakdown;
+  s.loss = LossSettings{recipe.train.loss, recipe.augment.label_smoothing, recipe.train.bce_target_threshold};
   return s;
 }
 
@@ -145,9 +146,8 @@ void TrainStep::end_nvtx_ranges() {
   nvtx_pop();
 }
 
-// Cross-entropy of one micro-batch; with Mixup/CutMix the targets are soft (smoothing folded in).
+// The loss of one micro-batch (train.loss); with Mixup/CutMix the targets are soft (smoothing folded in).
 at::Tensor TrainStep::forward_loss(const DeviceBatch& batch, int64_t epoch) {
-  namespace F = torch::nn::functional;
   const AugmentSpec& augment = settings_.augment;
   at::Tensor images = batch.images, targets = batch.labels;
   if (mixing_enabled(augment)) {
@@ -160,8 +160,7 @@ at::Tensor TrainStep::forward_loss(const DeviceBatch& batch, int64_t epoch) {
     AutocastScope autocast(settings_.precision, parts_.device.type());
     logits = parts_.model.forward(images);
   }
-  if (targets.dtype() != at::kLong) return F::cross_entropy(logits.to(at::kFloat), targets);
-  return F::cross_entropy(logits.to(at::kFloat), targets, F::CrossEntropyFuncOptions().label_smoothing(augment.label_smoothing));
+  return classification_loss(logits.to(at::kFloat), targets, settings_.loss);
 }
 
 // What the optimizer updates: the model's parameters, or this rank's shards of them.

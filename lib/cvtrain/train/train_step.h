@@ -16,6 +16,7 @@
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/bad_step_policy.h"
+#include "cvtrain/train/classification_loss.h"
 #include "cvtrain/train/step_timer.h"
 
 namespace torch::optim {
@@ -75,6 +76,7 @@ struct StepSettings {
   uint64_t seed = 0;
   int64_t max_bad_steps = 10;
   bool breakdown = true;  // observe.breakdown: time the step's phases
+  LossSettings loss;
 };
 
 StepSettings step_settings(const Recipe& recipe);
