@@ -55,6 +55,9 @@ TEST_CASE("RandAugment and random erasing train, and a bad policy is a recipe er
   const auto bad = run_shell("$CVTRAIN --recipe " + recipe + " augment.auto_augment=rand-m9-x2 output=" + dir.file("bad"), dir);
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.output, Catch::Contains("augment.auto_augment") && Catch::Contains("unknown section 'x2'"));
+  const auto no_layers = run_shell("$CVTRAIN --recipe " + recipe + " optim.layer_decay=0.65 output=" + dir.file("layers"), dir);
+  CHECK(no_layers.exit_code == 2);
+  CHECK_THAT(no_layers.output, Catch::Contains("optim.layer_decay") && Catch::Contains("small_cnn has no layer grouping"));
 }
 
 TEST_CASE("data preview writes the samples the step receives: the same for the same epoch, changed by the policy", "[e2e]") {

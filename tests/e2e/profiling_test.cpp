@@ -163,7 +163,7 @@ TEST_CASE("profile.tool nsys on a CPU run says that no capture window can be mar
 TEST_CASE("a run that keeps memory after every step is told its memory grows", "[e2e]") {
   TempDir dir;
   const cvtrain::testing::Run run =
-      shell("CVTRAIN_LEAK_MB_PER_STEP=6 $CVTRAIN --recipe $RECIPE data.max_samples=640 data.val= train.epochs=4 output=" + dir.file("run"),
+      shell("CVTRAIN_LEAK_MB_PER_STEP=16 $CVTRAIN --recipe $RECIPE data.max_samples=640 data.val= train.epochs=4 output=" + dir.file("run"),
             dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);

@@ -91,3 +91,31 @@ TEST_CASE("LAMB and LARS state goes through the named fields checkpoints store, 
     for (size_t i = 0; i < a.parameters().size(); ++i) CHECK(a.parameters()[i].equal(b.parameters()[i]));
   }
 }
+
+TEST_CASE("layer decay: one group per scale, and the schedule's rate times each group's scale", "[optim]") {
+  Net net;
+  ParameterGroups groups = parameter_groups(net);
+  groups.decay_scales.assign(groups.decay.size(), 0.25);
+  groups.no_decay_scales = {1.0, 0.5, 0.5, 0.25};  // fc.bias, bn.weight, bn.bias, pos_embed
+  REQUIRE(groups.no_decay.size() == 4);
+  for (const OptimizerKind name : {OptimizerKind::kSgd, OptimizerKind::kAdamw, OptimizerKind::kLamb, OptimizerKind::kLars}) {
+    OptimSpec spec;
+    spec.name = name;
+    spec.weight_decay = 0.05;
+    auto optimizer = build_optimizer(spec, groups);
+    auto& made = optimizer->param_groups();
+    REQUIRE(made.size() == 4);  // decay x {0.25}, no decay x {1, 0.5, 0.25}
+    set_learning_rate(*optimizer, 0.2);
+    std::vector<double> rates;
+    size_t tensors = 0;
+    for (auto& g : made) {
+      rates.push_back(g.options().get_lr());
+      tensors += g.params().size();
+    }
+    CHECK(tensors == 5);
+    CHECK(rates[0] == Approx(0.05));
+    CHECK(rates[1] == Approx(0.2));
+    CHECK(rates[2] == Approx(0.1));
+    CHECK(rates[3] == Approx(0.05));
+  }
+}

@@ -103,7 +103,7 @@ TEST_CASE("type and range errors name file:line, key and value", "[recipe]") {
   CHECK_THAT(problems[2], Catch::Contains(path + ":4: train.epochs") && Catch::Contains("expected an integer, got 'many'"));
 }
 
-TEST_CASE("augmentation policies and random erasing read like timm's flags; a bad policy names its section", "[recipe]") {
+TEST_CASE("augmentation policies and random erasing read like timm's flags, and a bad policy names its section", "[recipe]") {
   TempDir dir;
   const std::string good = dir.write("good.yaml", std::string(kMinimal) +
                                                       "augment:\n"

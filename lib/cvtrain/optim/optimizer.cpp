@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
+#include <type_traits>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/recipe/recipe.h"
@@ -44,9 +46,16 @@ Updated with_gradients(torch::optim::OptimizerParamGroup& group) {
   return updated;
 }
 
+// The learning-rate scale of each parameter group (layer decay), for set_learning_rate.
+class ScaledGroups {
+ public:
+  virtual ~ScaledGroups() = default;
+  std::vector<double> lr_scales;
+};
+
 // A LibTorch optimizer whose step() is update() per parameter group, without autograd.
 template <class Base>
-class GroupwiseUpdate : public Base {
+class GroupwiseUpdate : public Base, public ScaledGroups {
  public:
   using Base::Base;
 
@@ -288,8 +297,56 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
   return build_optimizer(spec, parameter_groups(model));
 }
 
+namespace {
+
+// One (tensors, weight decay, scale) per group: decay and no_decay, split by scale when there are scales.
+struct GroupPlan {
+  std::vector<at::Tensor> tensors;
+  bool decays = false;
+  double scale = 1;
+};
+std::vector<GroupPlan> plan_groups(const ParameterGroups& p) {
+  std::vector<GroupPlan> plans;
+  const auto add = [&](const std::vector<at::Tensor>& tensors, const std::vector<double>& scales, bool decays) {
+    if (scales.empty()) {
+      plans.push_back({tensors, decays, 1.0});
+      return;
+    }
+    std::map<double, size_t> index;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const auto [it, fresh] = index.emplace(scales[i], plans.size());
+      if (fresh) plans.push_back({{}, decays, scales[i]});
+      plans[it->second].tensors.push_back(tensors[i]);
+    }
+  };
+  add(p.decay, p.decay_scales, true);
+  add(p.no_decay, p.no_decay_scales, false);
+  return plans;
+}
+
+// The optimizer over `plans`, each group's options from `options(weight decay)`, scales kept.
+template <class Made, class Options, class MakeOptions>
+std::unique_ptr<torch::optim::Optimizer> make_grouped(const std::vector<GroupPlan>& plans, MakeOptions options, Options defaults,
+                                                      const OptimSpec& spec) {
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  std::vector<double> scales;
+  for (const GroupPlan& plan : plans) {
+    groups.emplace_back(plan.tensors, options(plan.decays ? spec.weight_decay : 0.0));
+    scales.push_back(plan.scale);
+  }
+  std::unique_ptr<Made> made;
+  if constexpr (std::is_constructible_v<Made, std::vector<torch::optim::OptimizerParamGroup>, Options, const OptimSpec&>)
+    made = std::make_unique<Made>(groups, defaults, spec);
+  else
+    made = std::make_unique<Made>(groups, defaults);
+  made->lr_scales = scales;
+  return made;
+}
+
+}  // namespace
+
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& parameters) {
-  const std::vector<at::Tensor>&decay = parameters.decay, &no_decay = parameters.no_decay;
+  const std::vector<GroupPlan> plans = plan_groups(parameters);
   if (spec.name == OptimizerKind::kAdamw || spec.name == OptimizerKind::kLamb) {
     auto options = [&](double wd) {
       return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.lr)
@@ -297,21 +354,22 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
                                                               .eps(spec.eps)
                                                               .weight_decay(wd));
     };
-    std::vector<torch::optim::OptimizerParamGroup> groups{{decay, options(spec.weight_decay)}, {no_decay, options(0.0)}};
-    if (spec.name == OptimizerKind::kLamb) return std::make_unique<Lamb>(groups, torch::optim::AdamWOptions(spec.lr), spec);
-    return std::make_unique<ForeachAdamW>(groups, torch::optim::AdamWOptions(spec.lr));
+    if (spec.name == OptimizerKind::kLamb) return make_grouped<Lamb>(plans, options, torch::optim::AdamWOptions(spec.lr), spec);
+    return make_grouped<ForeachAdamW>(plans, options, torch::optim::AdamWOptions(spec.lr), spec);
   }
   auto options = [&](double wd) {
     return std::make_unique<torch::optim::SGDOptions>(
         torch::optim::SGDOptions(spec.lr).momentum(spec.momentum).nesterov(spec.nesterov).weight_decay(wd));
   };
-  std::vector<torch::optim::OptimizerParamGroup> groups{{decay, options(spec.weight_decay)}, {no_decay, options(0.0)}};
-  if (spec.name == OptimizerKind::kLars) return std::make_unique<Lars>(groups, torch::optim::SGDOptions(spec.lr), spec);
-  return std::make_unique<ForeachSgd>(groups, torch::optim::SGDOptions(spec.lr));
+  if (spec.name == OptimizerKind::kLars) return make_grouped<Lars>(plans, options, torch::optim::SGDOptions(spec.lr), spec);
+  return make_grouped<ForeachSgd>(plans, options, torch::optim::SGDOptions(spec.lr), spec);
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+  const auto* scaled = dynamic_cast<const ScaledGroups*>(&optimizer);
+  auto& groups = optimizer.param_groups();
+  for (size_t i = 0; i < groups.size(); ++i)
+    groups[i].options().set_lr(scaled && i < scaled->lr_scales.size() ? lr * scaled->lr_scales[i] : lr);
 }
 
 StateFields optimizer_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& tensor) {

@@ -27,10 +27,13 @@ bool decays(const std::string& name, const at::Tensor& parameter);
 
 struct ParameterGroups {
   std::vector<at::Tensor> decay, no_decay;
+  // optim.layer_decay: each tensor's learning-rate scale, in the order above; empty: all 1.
+  std::vector<double> decay_scales, no_decay_scales;
 };
 ParameterGroups parameter_groups(torch::nn::Module& model);
 
-// Two groups: `decay` with optim.weight_decay, `no_decay` without.
+// Two groups: `decay` with optim.weight_decay, `no_decay` without; with scales, one pair per
+// distinct scale, whose learning rate set_learning_rate multiplies by it.
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& groups);
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, torch::nn::Module& model);
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);

@@ -174,6 +174,7 @@ struct OptimSpec {
   double max_grad_norm = 1.0;  // lamb: the global gradient norm is scaled down to this first (timm's default); 0 = off
   bool trust_clip = false;     // lamb, lars: trust ratio clipped at 1 (LARC for lars)
   double trust_coeff = 0.001;  // lars: the trust coefficient
+  double layer_decay = 0;      // fine-tuning: layer i of n learns at lr x layer_decay^(n-1-i) (timm's --layer-decay); 0 = off
 };
 
 struct ScheduleSpec {

@@ -388,6 +388,7 @@ const std::vector<Field>& schema() {
       field(KEY(optim.max_grad_norm), at_least(0)),
       field(KEY(optim.trust_clip)),
       field(KEY(optim.trust_coeff), positive()),
+      field(KEY(optim.layer_decay), in_range(0, 1)),
       field(KEY(schedule.name)),
       field(KEY(schedule.warmup_epochs), at_least(0)),
       field(KEY(schedule.min_lr), at_least(0)),
@@ -572,6 +573,8 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
     check.fail("optim.name", fmt::format("{}'s trust ratio needs each parameter's whole norm, and {} updates flat shards that "
                                          "cut across parameters; use single or ddp with it",
                                          name_of(r.optim.name), name_of(r.strategy)));
+  if (r.optim.layer_decay > 0 && (r.strategy == StrategyKind::kZero1 || r.strategy == StrategyKind::kZero2 || r.strategy == StrategyKind::kFsdp))
+    check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
   if (r.train.ema.decay > 0 && r.strategy == StrategyKind::kFsdp)
     check.fail("train.ema", "fsdp holds only shards of the weights, and the weight average is kept whole; use zero2 "
                             "(sharded gradients and optimizer state) with train.ema, or set train.ema.decay: 0");

@@ -36,6 +36,7 @@
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/provenance.h"
+#include "cvtrain/optim/layer_decay.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
@@ -232,11 +233,35 @@ void choose_micro_batch(TrainingRun& run, Recipe& recipe) {
   recipe.train.micro_batch_auto = false;
 }
 
+// optim.layer_decay: each tensor's scale by its parameter's name (single and ddp hand the
+// optimizer the model's own parameters; the recipe refuses the sharding strategies).
+void attach_layer_scales(ParameterGroups& groups, Classifier& model, const Recipe& recipe) {
+  if (!has_layer_grouping(recipe.model.arch))
+    throw RecipeError({fmt::format("{}: model.arch {} has no layer grouping for it (vit_*, convnext_*, resnet*)",
+                                   recipe.where("optim.layer_decay"), recipe.model.arch)});
+  std::vector<std::string> names;
+  std::vector<at::Tensor> tensors;
+  for (const auto& p : model.named_parameters()) {
+    names.push_back(p.key());
+    tensors.push_back(p.value());
+  }
+  const std::vector<double> scales = layer_decay_scales(names, recipe.model.arch, recipe.optim.layer_decay);
+  const auto scale_of = [&](const at::Tensor& t) {
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (tensors[i].is_same(t)) return scales[i];
+    throw Error("optim.layer_decay: the optimizer holds a tensor that is no parameter of the model");
+  };
+  for (const at::Tensor& t : groups.decay) groups.decay_scales.push_back(scale_of(t));
+  for (const at::Tensor& t : groups.no_decay) groups.no_decay_scales.push_back(scale_of(t));
+}
+
 // The strategy wraps the model (broadcasting rank 0's weights); the optimizer updates what the
 // strategy hands it; the schedule spans the run's steps.
 void build_optimization(TrainingRun& run, const Recipe& recipe) {
   run.strategy = make_strategy(recipe.strategy, *run.model, *run.comm, recipe.distributed.bucket_mb, recipe.model.sync_bn);
-  run.optimizer = build_optimizer(recipe.optim, run.strategy->optimizer_parameters());
+  ParameterGroups groups = run.strategy->optimizer_parameters();
+  if (recipe.optim.layer_decay > 0) attach_layer_scales(groups, *run.model, recipe);
+  run.optimizer = build_optimizer(recipe.optim, groups);
   run.scaler = std::make_unique<LossScaler>(PrecisionPolicy{recipe.precision}.loss_scaling(), run.device);
   run.steps_per_epoch = static_cast<int64_t>(run.data.train->size()) / recipe.train.global_batch;
   run.total_steps = recipe.train.epochs * run.steps_per_epoch;
