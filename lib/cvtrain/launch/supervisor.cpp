@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <map>
 
 #include "cvtrain/core/error.h"
@@ -29,6 +30,15 @@ namespace {
 
 int g_signal_pipe[2] = {-1, -1};
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGUSR1};
+
+// Whether `pid` is stopped (state T or t in /proc/PID/stat): SIGSTOP, SIGTSTP or a debugger.
+bool process_stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t name_end = line.rfind(')');  // the command name may hold spaces and parentheses
+  return name_end != std::string::npos && name_end + 2 < line.size() && (line[name_end + 2] == 'T' || line[name_end + 2] == 't');
+}
 
 extern "C" void on_signal(int signal_number) {
   const int saved = errno;
@@ -267,26 +277,35 @@ class Supervisor {
 
   // A rank that reported steps and then none for hang_timeout_s: the job is stopped, naming the
   // rank(s) furthest behind (a rank stuck outside a collective leaves the others waiting inside
-  // it one step later).
+  // it one step later). A rank whose process is stopped (SIGSTOP, a debugger) is the culprit even
+  // when it stopped inside the collective the others wait in, where its progress reads as theirs.
   void watch_for_hangs() {
     if (options_.hang_timeout_s <= 0 || stopping_) return;
-    bool hung = false;
-    int64_t behind = INT64_MAX, ahead = -1;
+    bool hung = false, any_stopped = false;
     for (const auto& c : children_) {
       if (!c.running || c.last_step < 0) continue;
       hung = hung || c.since_progress.seconds() > options_.hang_timeout_s;
-      behind = std::min(behind, c.last_step);
-      ahead = std::max(ahead, c.last_step);
+      any_stopped = any_stopped || process_stopped(c.pid);
     }
     if (!hung) return;
+    int64_t behind = INT64_MAX, ahead = -1;
+    for (const auto& c : children_) {
+      if (!c.running || c.last_step < 0) continue;
+      if (!any_stopped || process_stopped(c.pid)) behind = std::min(behind, c.last_step);
+      if (!any_stopped || !process_stopped(c.pid)) ahead = std::max(ahead, c.last_step);
+    }
     std::vector<std::string> laggards;
     for (const auto& c : children_)
-      if (c.running && c.last_step == behind) laggards.push_back(c.label);
+      if (c.running && c.last_step == behind && (!any_stopped || process_stopped(c.pid))) laggards.push_back(c.label);
     outcome_.failed = join(laggards, ", ");
-    outcome_.how = behind == ahead ? fmt::format("made no progress for {:.0f} s, {} (distributed.hang_timeout_s)",
-                                                 options_.hang_timeout_s, describe_progress(behind))
-                                   : fmt::format("made no progress for {:.0f} s, {}, while the others are {} (distributed.hang_timeout_s)",
-                                                 options_.hang_timeout_s, describe_progress(behind), describe_progress(ahead));
+    const std::string stopped_note = any_stopped ? fmt::format("; {} stopped (process state T: SIGSTOP or a debugger)",
+                                                               laggards.size() == 1 ? "its process is" : "their processes are")
+                                                 : "";
+    const bool others = ahead >= 0 && (any_stopped || behind != ahead);
+    outcome_.how = !others ? fmt::format("made no progress for {:.0f} s, {}{} (distributed.hang_timeout_s)", options_.hang_timeout_s,
+                                         describe_progress(behind), stopped_note)
+                           : fmt::format("made no progress for {:.0f} s, {}, while the others are {}{} (distributed.hang_timeout_s)",
+                                         options_.hang_timeout_s, describe_progress(behind), describe_progress(ahead), stopped_note);
     outcome_.exit_code = kExitHang;
     // At once: a hung rank cannot take SIGTERM's way out (save and exit), and the others wait
     // for it inside a collective, so a grace period would only be waited out.
