@@ -4,6 +4,7 @@
 //                                        the results are written one after another to OUTPUT
 //   augment_probe draws POLICY COUNT     one line per sample: "Op:argument" for each op applied
 //   augment_probe erase PROB MODE COUNT SIZE SAMPLES   one line per sample: its boxes "top,left,h,w"
+//   augment_probe jitter STRENGTH COUNT  one line per sample: "Op:factor" in the order applied
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -57,6 +58,15 @@ int run_draws(const std::string& policy_text, int count) {
   return 0;
 }
 
+int run_jitter(double strength, int count) {
+  for (int i = 0; i < count; ++i) {
+    for (const DrawnOp& op : draw_color_jitter(strength, sample_key(3, 0, static_cast<uint64_t>(i))))
+      std::cout << augment_op_name(op.op) << ":" << op.argument << " ";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
 int run_erase(double prob, const std::string& mode, int count, int size, int samples) {
   RandomErasingSpec spec;
   spec.prob = prob;
@@ -77,8 +87,9 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "ops" && argc == 4) return run_ops(argv[2], argv[3]);
     if (mode == "draws" && argc == 4) return run_draws(argv[2], std::stoi(argv[3]));
+    if (mode == "jitter" && argc == 4) return run_jitter(std::stod(argv[2]), std::stoi(argv[3]));
     if (mode == "erase" && argc == 7) return run_erase(std::stod(argv[2]), argv[3], std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6]));
-    std::cerr << "usage: augment_probe ops CASES OUTPUT | draws POLICY COUNT | erase PROB MODE COUNT SIZE SAMPLES\n";
+    std::cerr << "usage: augment_probe ops CASES OUTPUT | draws POLICY COUNT | jitter STRENGTH COUNT | erase PROB MODE COUNT SIZE SAMPLES\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "augment_probe: " << e.what() << "\n";

@@ -118,3 +118,22 @@ TEST_CASE("random erasing boxes fit the image, come with the probability, and ar
   spec.prob = 0;
   CHECK(plan_erasing(spec, 32, 48, 1).empty());
 }
+
+TEST_CASE("colour jitter draws brightness, contrast and saturation once each, in a keyed random order", "[augment]") {
+  std::set<std::string> orders;
+  for (uint64_t key = 0; key < 300; ++key) {
+    const std::vector<DrawnOp> drawn = draw_color_jitter(0.4, key);
+    REQUIRE(drawn.size() == 3);
+    std::string order;
+    for (const DrawnOp& op : drawn) {
+      REQUIRE((op.argument >= 0.6 && op.argument <= 1.4));
+      order += augment_op_name(op.op);
+    }
+    orders.insert(order);
+    REQUIRE(draw_color_jitter(0.4, key)[0].argument == drawn[0].argument);
+  }
+  CHECK(orders.size() == 6);  // every permutation of the three
+  CHECK(jitters_with(parse_augment_policy("")));
+  CHECK(jitters_with(parse_augment_policy("3a")));
+  CHECK_FALSE(jitters_with(parse_augment_policy("rand-m9")));  // timm turns jitter off under RandAugment
+}

@@ -194,6 +194,36 @@ def distribution_failures(policy, mine, theirs):
     return failures
 
 
+# ---- colour jitter ----
+
+def jitter_failures(probe, strength=0.4):
+    """The order and factors of torchvision's ColorJitter(s, s, s), as timm's --color-jitter."""
+    import torchvision.transforms as T
+    lines = subprocess.run([probe, "jitter", str(strength), str(DRAWS)], check=True, capture_output=True, text=True).stdout.splitlines()
+    mine = [[(item.split(":")[0], float(item.split(":")[1])) for item in line.split()] for line in lines]
+    names = {0: "Brightness", 1: "Contrast", 2: "Color"}
+    jitter = T.ColorJitter(strength, strength, strength)
+    torch.manual_seed(0)
+    theirs = []
+    for _ in range(DRAWS):
+        order, b, c, s, _ = jitter.get_params(jitter.brightness, jitter.contrast, jitter.saturation, jitter.hue)
+        factors = {0: b, 1: c, 2: s}
+        theirs.append([(names[i], factors[i]) for i in order.tolist() if i in names])
+    failures = []
+    for name in names.values():
+        position_mine = np.array([[n for n, _ in s].index(name) for s in mine])
+        position_theirs = np.array([[n for n, _ in s].index(name) for s in theirs])
+        table = np.array([[(position_mine == k).sum() for k in range(3)], [(position_theirs == k).sum() for k in range(3)]])
+        if scipy.stats.chi2_contingency(table)[1] < P_VALUE:
+            failures.append(f"colour jitter: where {name} runs differs from torchvision's")
+        a = np.array([f for s in mine for n, f in s if n == name])
+        b = np.array([f for s in theirs for n, f in s if n == name])
+        if scipy.stats.ks_2samp(a, b).pvalue < P_VALUE:
+            failures.append(f"colour jitter: {name}'s factors differ from torchvision's (mean {a.mean():.4f} vs {b.mean():.4f})")
+    print(f"colour jitter {strength}: {DRAWS} samples, order and factors of brightness, contrast, saturation against torchvision's")
+    return failures
+
+
 # ---- random erasing ----
 
 def erasing_failures(probe, prob=0.25, count=3, size=64):
@@ -245,6 +275,7 @@ def main():
         failures = check_ops(args.probe, tmp)
     for policy in ("rand-m9-mstd0.5-inc1", "rand-m7-n3-p0.8", "rand-m9-mstd101-tweights", "original", "3a"):
         failures += distribution_failures(policy, cvtrain_draws(args.probe, policy), timm_draws(policy))
+    failures += jitter_failures(args.probe)
     failures += erasing_failures(args.probe)
     return finish(failures)
 

@@ -154,6 +154,23 @@ void apply_augment_op(PixelView image, const DrawnOp& op, const uint8_t* fill) {
   }
 }
 
+std::vector<DrawnOp> draw_color_jitter(double strength, uint64_t key) {
+  SplitMix64 rng(key);
+  int order[4] = {0, 1, 2, 3};  // torch.randperm(4); 3 is hue, which stays off
+  for (int i = 3; i > 0; --i) std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
+  double factors[3];
+  for (double& f : factors) f = rng.uniform(std::max(0.0, 1.0 - strength), 1.0 + strength);
+  constexpr AugmentOp kOps[3] = {AugmentOp::kBrightness, AugmentOp::kContrast, AugmentOp::kColor};
+  std::vector<DrawnOp> drawn;
+  for (int id : order)
+    if (id < 3) drawn.push_back(DrawnOp{kOps[id], factors[id], Resample::kBilinear});
+  return drawn;
+}
+
+bool jitters_with(const AugmentPolicy& policy) {
+  return policy.kind == AugmentPolicy::Kind::kNone || policy.spelled.find("3a") != std::string::npos;
+}
+
 std::vector<uint8_t> augment_fill(const std::vector<double>& mean) {
   std::vector<uint8_t> fill;
   for (double m : mean) fill.push_back(static_cast<uint8_t>(std::clamp(std::nearbyint(255 * m), 0.0, 255.0)));

@@ -26,6 +26,14 @@ struct DrawnOp {
 // The ops `policy` applies to the sample keyed by `key`, in order (skipped ones left out).
 std::vector<DrawnOp> draw_augment_ops(const AugmentPolicy& policy, uint64_t key, AugmentInterpolation interpolation);
 
+// torchvision's ColorJitter(strength, strength, strength) as timm's --color-jitter: brightness,
+// contrast and saturation factors uniform in [max(0, 1 - strength), 1 + strength], in a random
+// order (hue off, as timm leaves it); the ops run as Brightness, Contrast and Color.
+std::vector<DrawnOp> draw_color_jitter(double strength, uint64_t key);
+
+// Whether timm applies colour jitter beside this policy: without one, or with 3-Augment.
+bool jitters_with(const AugmentPolicy& policy);
+
 // Runs one drawn op; `fill` (a value per channel) is what geometric ops leave where no pixel maps.
 void apply_augment_op(PixelView image, const DrawnOp& op, const uint8_t* fill);
 

@@ -109,12 +109,16 @@ void pad_and_crop(cv::Mat& image, int padding, int dx, int dy) {
 }
 
 // augment.auto_augment's ops, drawn from `key`, on the finished crop (as timm runs them after its
-// crop and flip). Without data.mean's fill, timm's default gray.
-void apply_auto_augment(const AugmentSpec& a, uint64_t key, const std::vector<uint8_t>& fill, PixelView image) {
-  if (a.auto_augment.kind == AugmentPolicy::Kind::kNone) return;
+// crop and flip; without data.mean's fill, timm's default gray), then augment.color_jitter, which
+// timm applies only without a policy or beside 3-Augment.
+void apply_automatic_augmentation(const AugmentSpec& a, uint64_t key, const std::vector<uint8_t>& fill, PixelView image) {
+  if (a.auto_augment.kind == AugmentPolicy::Kind::kNone && a.color_jitter <= 0) return;
   std::vector<uint8_t> gray(static_cast<size_t>(image.channels), 128);
   const uint8_t* fill_values = fill.size() == static_cast<size_t>(image.channels) ? fill.data() : gray.data();
   for (const DrawnOp& op : draw_augment_ops(a.auto_augment, key, a.aa_interpolation)) apply_augment_op(image, op, fill_values);
+  if (a.color_jitter <= 0 || !jitters_with(a.auto_augment)) return;
+  constexpr uint64_t kJitterStream = 0x6a6974746572ULL;
+  for (const DrawnOp& op : draw_color_jitter(a.color_jitter, mix64(key ^ kJitterStream))) apply_augment_op(image, op, fill_values);
 }
 
 }  // namespace
@@ -151,7 +155,7 @@ void render_sample(const ImageWindow& decoded, ImageSize source, const CropPlan&
     resize_into(as_mat(decoded.image)(window_region(plan, source, decoded)), result);
   if (plan.pad_dx >= 0) pad_and_crop(result, static_cast<int>(t.augment->random_crop_padding), plan.pad_dx, plan.pad_dy);
   if (plan.flip) cv::flip(result, result, 1);
-  if (t.augment) apply_auto_augment(*t.augment, plan.augment_key, t.augment_fill, PixelView{out, size, size, decoded.image.channels});
+  if (t.augment) apply_automatic_augmentation(*t.augment, plan.augment_key, t.augment_fill, PixelView{out, size, size, decoded.image.channels});
 }
 
 Image transform_sample(const Image& input, const SampleTransform& t, size_t index) {

@@ -134,6 +134,8 @@ struct AugmentSpec {
   double switch_prob = 0.5; // with both on: chance of CutMix rather than Mixup
   AugmentPolicy auto_augment;  // timm's policy string (rand-m9-mstd0.5-inc1 | original | 3a), after crop and flip
   AugmentInterpolation aa_interpolation = AugmentInterpolation::kRandom;  // of its rotate, shear and translate
+  double color_jitter = 0;  // brightness, contrast and saturation in [1 - j, 1 + j], random order (timm's --color-jitter;
+                            // as timm, only without auto_augment or beside 3a); 0 = off
   RandomErasingSpec random_erasing;
   int64_t repeats = 1;      // repeated augmentation (DeiT's aug_repeats: 3): each sample k times an epoch, drawn apart, on different ranks
 };

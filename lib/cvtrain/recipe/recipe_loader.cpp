@@ -352,6 +352,7 @@ const std::vector<Field>& schema() {
       field(KEY(augment.switch_prob), in_range(0, 1)),
       field(KEY(augment.auto_augment)),
       field(KEY(augment.aa_interpolation)),
+      field(KEY(augment.color_jitter), in_range(0, 1)),
       field(KEY(augment.random_erasing.prob), in_range(0, 1)),
       field(KEY(augment.random_erasing.mode)),
       field(KEY(augment.random_erasing.count), in_range(1, 100)),
