@@ -1,15 +1,13 @@
 // The training loop: epochs of optimizer steps, with metric lines, evaluation and checkpoints in
 // between. What it joins lives in files of its own: building the run (run_builder), one step
-// (train_step), checkpoints (checkpoint_manager), the records and warnings of observe/.
+// (train_step), checkpoints (checkpoint_manager), the weight average (weight_ema), the memory
+// figures (memory_report), the records and warnings of observe/.
 #include "cvtrain/train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
-#include <torch/serialize.h>
 
 #include <fmt/format.h>
-
-#include <filesystem>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -21,7 +19,6 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/interval_stats.h"
-#include "cvtrain/observe/memory.h"
 #include "cvtrain/observe/metric_records.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/optim/lr_schedule.h"
@@ -30,8 +27,10 @@
 #include "cvtrain/train/checkpoint_manager.h"
 #include "cvtrain/train/epoch_input.h"
 #include "cvtrain/train/evaluator.h"
+#include "cvtrain/train/export.h"
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/memory_report.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/run_profiler.h"
@@ -65,7 +64,6 @@ class Trainer {
   void report_interval(int64_t epoch, bool log_now);
   void save_or_stop(const StepOutput& out);
   void save_checkpoint();
-  MemoryReport memory_report();
   void evaluate_epoch(int64_t epoch, TrainSummary& summary);
   EvalResult evaluate_model(const LoaderOptions& loader);
   void save_model(double seconds) const;
@@ -103,14 +101,9 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
   if (recipe_.train.ema.decay > 0) ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.model);
 }
 
-// Collective; with train.ema the average goes into the checkpoint too (its buffers rank 0's).
+// Collective; with train.ema the average goes into the checkpoint too.
 void Trainer::save_checkpoint() {
-  NamedTensors ema;
-  if (ema_) {
-    ema_->sync_buffers(*run_.comm);
-    ema = ema_->state();
-  }
-  checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_, ema);
+  checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_, ema_ ? ema_->synced_state(*run_.comm) : NamedTensors{});
 }
 
 TrainSummary Trainer::run() {
@@ -151,11 +144,8 @@ void Trainer::resume() {
   const std::optional<ResumedRun> resumed = checkpoints_.resume(recipe_.checkpoint.resume, *run_.strategy, *run_.optimizer);
   if (!resumed) return;
   position_ = resumed->position;
-  if (ema_ && !resumed->ema.empty()) ema_->load(resumed->ema, resumed->folder + "/" + kEmaFile);
-  if (ema_ && resumed->ema.empty()) {
-    ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.model);
-    if (rank_.rank == 0) log::warn("{} has no weight average (train.ema was off); it starts from the resumed weights", resumed->folder);
-  }
+  if (ema_ && !ema_->restore(resumed->ema, resumed->folder + "/" + kEmaFile) && rank_.rank == 0)
+    log::warn("{} has no weight average (train.ema was off); it starts from the resumed weights", resumed->folder);
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
@@ -252,17 +242,6 @@ void Trainer::save_or_stop(const StepOutput& out) {
                   position_.step, run_.total_steps, checkpoints_.folder_of(position_.step)));
 }
 
-// What each rank holds and the peak memory of every rank (collective: every rank calls it).
-MemoryReport Trainer::memory_report() {
-  const StateBytes held = run_.strategy->state_bytes(*run_.optimizer);
-  at::Tensor peaks = at::zeros({rank_.world_size}, at::TensorOptions(run_.device).dtype(at::kDouble));
-  peaks[rank_.rank].fill_(static_cast<double>(peak_memory_bytes(run_.device) - run_.memory_at_start) / 1e6);
-  if (rank_.world_size > 1) run_.comm->all_reduce_sum(peaks, "memory report all-reduce");
-  const at::Tensor host = peaks.cpu();
-  return MemoryReport{static_cast<double>(held.parameters) / 1e6, static_cast<double>(held.optimizer_state) / 1e6,
-                      std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + rank_.world_size), run_.device.is_cuda()};
-}
-
 void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
   EpochRecord record;
   record.epoch = epoch + 1;
@@ -273,7 +252,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
   record.data_wait = epoch_stats_.data_wait(epoch_seconds_);
   record.bad_samples = static_cast<int64_t>(run_.data.train_bad->count());
   record.skipped_steps = position_.skipped_steps;
-  record.memory = memory_report();
+  record.memory = gather_memory_report(run_, rank_);
   profiler_.complete(record);
   if (run_.data.val) {
     run_.strategy->sync_buffers();
@@ -284,12 +263,9 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
     summary.top1 = eval.top1;
     summary.top5 = eval.top5;
     record.eval = EvalFigures{eval.loss, eval.top1, eval.top5, clock.seconds()};
-    if (ema_) {  // the average in the model's place for one evaluation, then the raw weights back
+    if (ema_) {
       Stopwatch ema_clock;
-      ema_->sync_buffers(*run_.comm);
-      ema_->swap_with_model();
-      const EvalResult averaged = evaluate_model(eval_loader);
-      ema_->swap_with_model();
+      const EvalResult averaged = ema_->evaluated_in_model(*run_.comm, [&] { return evaluate_model(eval_loader); });
       record.eval_ema = EvalFigures{averaged.loss, averaged.top1, averaged.top5, ema_clock.seconds()};
     }
   }
@@ -306,14 +282,9 @@ EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
   return eval;
 }
 
-// model.pt through a temporary name and a rename, as every other artifact of a run: a crash while
-// writing leaves the earlier file whole, never half of a new one.
 void Trainer::save_model(double seconds) const {
-  const std::string path = run_.folder->file("model.pt"), temporary = path + ".tmp";
-  torch::save(std::static_pointer_cast<torch::nn::Module>(run_.model), temporary);
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) throw Error(fmt::format("{}: cannot rename into place ({})", path, ec.message()));
+  const std::string path = run_.folder->file("model.pt");
+  save_model_file(*run_.model, path);
   log::info("done: {} steps in {}; weights in {}", position_.step, format_duration(seconds), path);
 }
 

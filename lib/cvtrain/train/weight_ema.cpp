@@ -54,6 +54,25 @@ void WeightEma::update(int64_t step) {
   }
 }
 
+NamedTensors WeightEma::synced_state(Communicator& comm) {
+  sync_buffers(comm);
+  return state();
+}
+
+bool WeightEma::restore(const NamedTensors& saved, const std::string& source) {
+  if (saved.empty()) {
+    copy_model();
+    return false;
+  }
+  load(saved, source);
+  return true;
+}
+
+void WeightEma::copy_model() {
+  torch::NoGradGuard no_grad;
+  for (Entry& e : entries_) e.ema.copy_(e.model);
+}
+
 NamedTensors WeightEma::state() const {
   NamedTensors out;
   for (const Entry& e : entries_) out.emplace_back(e.name, e.ema);

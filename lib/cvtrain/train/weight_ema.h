@@ -34,12 +34,27 @@ class WeightEma {
 
   // By the model's own names (parameters and buffers), as checkpoints store them.
   NamedTensors state() const;
+  // Collective: state() with rank 0's buffers, identical on every rank (for a checkpoint).
+  NamedTensors synced_state(Communicator& comm);
   // Throws Error naming `source` and the tensor for one missing or of another shape.
   void load(const NamedTensors& saved, const std::string& source);
+  // On resume: `saved` (a checkpoint's average); without one, the average starts again from the
+  // model as it now is. Returns whether there was one.
+  bool restore(const NamedTensors& saved, const std::string& source);
   // Collective: rank 0's buffers (BatchNorm statistics follow each rank's batches) on every rank.
   void sync_buffers(Communicator& comm);
-  // Exchanges the averaged values with the model's (call twice to undo): evaluation of the EMA.
+  // Exchanges the averaged values with the model's (call twice to undo).
   void swap_with_model();
+  // Collective: `evaluate()` with the average (rank 0's buffers) in the model's place, then the
+  // raw weights back.
+  template <class Evaluate>
+  auto evaluated_in_model(Communicator& comm, Evaluate evaluate) {
+    sync_buffers(comm);
+    swap_with_model();
+    auto result = evaluate();
+    swap_with_model();
+    return result;
+  }
 
  private:
   struct Entry {
@@ -48,6 +63,8 @@ class WeightEma {
     at::Tensor ema;    // fp32 (floating ones), or the same dtype (integer buffers, copied)
     bool buffer = false;
   };
+  void copy_model();
+
   std::vector<Entry> entries_;
   std::vector<at::Tensor> ema_floats_, model_floats_;  // what the lerp moves, in entry order
   double decay_ = 0;
