@@ -1,7 +1,8 @@
 // cvtrain's command line: CLI11 lives only here. Subcommands train (default), check, models,
-// launch, data, export, report and preflight; recipe mistakes exit 2, runtime failures exit 1.
+// launch, data, eval, export, report and preflight; recipe mistakes exit 2, runtime failures exit 1.
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -35,6 +36,7 @@
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/sample_preview.h"
 #include "cvtrain/train/trainer.h"
+#include "cvtrain/train/weights_evaluation.h"
 
 namespace {
 
@@ -127,6 +129,29 @@ int run_preflight_only(const RecipeArgs& args, int argc, char** argv) {
   return 0;
 }
 
+struct EvalArgs {
+  RecipeArgs recipe;
+  cvtrain::EvalRequest request;
+  std::string out;
+};
+
+// `cvtrain eval`: the job's ranks, launched as training would launch them, evaluate and stop; rank 0
+// prints the figures and writes them as JSON.
+int run_eval(const EvalArgs& args, int argc, char** argv) {
+  std::optional<cvtrain::RankInfo> rank = cvtrain::rank_from_environment(cvtrain::process_environment());
+  const cvtrain::Recipe recipe = load(args.recipe, rank ? rank->world_size : 0);
+  if (!rank && world_size(recipe) > 1) return launch_ranks(recipe, argc, argv);
+  const cvtrain::EvalReport report = cvtrain::evaluate_weights(recipe, cvtrain::rank_of_process(rank, recipe.distributed), args.request);
+  if (rank && rank->rank != 0) return 0;
+  const std::string out = args.out.empty() ? (std::filesystem::path(recipe.output) / "eval.json").string() : args.out;
+  const std::filesystem::path folder = std::filesystem::path(out).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder);
+  cvtrain::write_file_atomically(out, cvtrain::eval_report_json(report, recipe));
+  std::printf("%s\n", cvtrain::eval_report_line(report, recipe).c_str());
+  cvtrain::log::info("written to {}", out);
+  return 0;
+}
+
 struct LaunchArgs {
   cvtrain::LaunchPlan plan;
   double grace_s = 10;
@@ -180,6 +205,14 @@ int run_data_inspect(const DataArgs& args) {
   return inspection.unreadable.empty() ? 0 : cvtrain::kExitRuntimeError;
 }
 
+std::string bench_view(const cvtrain::PipelineBenchOptions& o) {
+  if (o.evaluation) return "evaluation view";
+  std::string view = "RandomResizedCrop + flip";
+  if (!o.auto_augment.empty()) view += " + " + o.auto_augment;
+  if (o.random_erasing > 0) view += fmt::format(" + random erasing {} (normalised)", o.random_erasing);
+  return view;
+}
+
 int run_data_bench(DataArgs args) {
   const auto dataset = open_for_tool(args.source, args.format);
   if (args.device == "cuda" && cvtrain::visible_cuda_devices() == 0) throw cvtrain::Error("--device cuda: no CUDA device is visible");
@@ -193,9 +226,7 @@ int run_data_bench(DataArgs args) {
   } else {
     std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker), to %s, %lld unusable\n",
                 args.source.c_str(), static_cast<long long>(r.images),
-                args.bench.evaluation              ? "evaluation view"
-                : args.bench.auto_augment.empty() ? "RandomResizedCrop + flip"
-                                                   : ("RandomResizedCrop + flip + " + args.bench.auto_augment).c_str(),
+                bench_view(args.bench).c_str(),
                 r.seconds, r.images_per_s,
                 static_cast<long long>(args.bench.workers), per_worker, args.device.c_str(), static_cast<long long>(r.bad_samples));
   }
@@ -237,6 +268,7 @@ int run_cli(int argc, char** argv) {
                "  cvtrain models                                            list model architectures\n"
                "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
                "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
+               "  cvtrain eval --recipe FILE [--checkpoint DIR | --weights F] top-1, top-5 and loss on data.val\n"
                "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
                "  cvtrain report RUN [--out FILE.html]                      one HTML page: curves, step breakdown, ranks, verdicts\n"
                "  cvtrain preflight --recipe FILE [KEY=VALUE ...]           measure ranks, links and input pipeline before training\n"
@@ -309,9 +341,30 @@ int run_cli(int argc, char** argv) {
                       "Time the evaluation view (torchvision's Resize + CenterCrop, pixel for pixel) instead of "
                       "RandomResizedCrop + flip");
   bench_cmd->add_option("--auto-augment", data_args.bench.auto_augment,
-                        "After crop and flip, this augment.auto_augment policy (e.g. rand-m9-mstd0.5-inc1)");
+                        "After crop and flip, this augment.auto_augment policy (e.g. rand-m9-mstd0.5-inc1; its geometric ops resample\n"
+                        "bilinearly)");
+  bench_cmd->add_option("--random-erasing", data_args.bench.random_erasing,
+                        "augment.random_erasing.prob (pixel mode), planned in the workers and filled after normalising; also\n"
+                        "times the normalisation on the CPU, as timm's loader returns normalised, erased tensors")
+      ->check(CLI::Range(0.0, 1.0));
   bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
   add_format(bench_cmd);
+  EvalArgs eval_args;
+  auto* eval_cmd = app.add_subcommand(
+      "eval", "Evaluate weights on data.val without training, as timm's validate.py: top-1, top-5 and loss over every\n"
+              "sample once, on the recipe's ranks and strategy, at model.image_size and data.eval_crop_fraction (override\n"
+              "them to evaluate at another resolution or crop). Prints the figures and writes them to OUTPUT/eval.json");
+  add_recipe_args(*eval_cmd, eval_args.recipe, true);
+  auto* checkpoint_option = eval_cmd->add_option("--checkpoint", eval_args.request.checkpoint,
+                                                 "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)");
+  eval_cmd->add_option("--weights", eval_args.request.weights, "A safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt) key "
+                                                               "names, e.g. from `cvtrain export` (default: model.pretrained)")
+      ->check(CLI::ExistingFile)->excludes(checkpoint_option);
+  eval_cmd->add_flag("--ema", eval_args.request.ema, "The checkpoint's train.ema weight average instead of its raw weights")
+      ->needs(checkpoint_option);
+  eval_cmd->add_option("--batch", eval_args.request.batch, "Images per rank and forward pass (default: train.micro_batch, 64 when auto)")
+      ->check(CLI::Range(1, 65536));
+  eval_cmd->add_option("--out,-o", eval_args.out, "The JSON file (default: OUTPUT/eval.json)");
   ExportArgs export_args;
   auto* export_cmd = app.add_subcommand(
       "export", "Write a checkpoint's weights as one safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt)\n"
@@ -351,6 +404,7 @@ int run_cli(int argc, char** argv) {
     if (*inspect_cmd) return run_data_inspect(data_args);
     if (*preview_cmd) return run_data_preview(load(preview_recipe), preview);
     if (*bench_cmd) return run_data_bench(data_args);
+    if (*eval_cmd) return run_eval(eval_args, argc, argv);
     if (*export_cmd) return run_export(export_args);
     if (*report_cmd) return run_report(report_args);
     if (*preflight_cmd) return run_preflight_only(preflight_args, argc, argv);

@@ -81,7 +81,7 @@ TEST_CASE("data preview writes the samples the step receives: the same for the s
   CHECK_THAT(synthetic.output, Catch::Contains("synthetic data"));
 }
 
-TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exported with --ema", "[e2e]") {
+TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exported with --ema, and by cvtrain eval", "[e2e]") {
   TempDir dir;
   const std::string common = "$CVTRAIN --recipe " + std::string(CVTRAIN_SOURCE_DIR) +
                              "/recipes/quickstart.yaml data.max_samples=640 data.max_val_samples=500 train.global_batch=64"
@@ -103,6 +103,30 @@ TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exporte
   const std::string last = "/checkpoints/step-00000020/ema.safetensors";
   CHECK(read_text(dir.file("straight") + last) == read_text(dir.file("resumed") + last));  // resumed bit for bit
   CHECK(read_text(dir.file("ema.safetensors")) != read_text(dir.file("raw.safetensors")));
+
+  // `cvtrain eval` of the same weights finds what the run's last evaluation found, on the raw
+  // weights (from the checkpoint or the exported file) and on the average.
+  const std::string eval = "$CVTRAIN eval --recipe " + std::string(CVTRAIN_SOURCE_DIR) +
+                           "/recipes/quickstart.yaml data.max_val_samples=500 output=" + dir.file("eval");
+  const auto evaluated = run_shell(eval + " --checkpoint " + dir.file("straight") + " --out " + dir.file("raw.json") + " || exit 1\n" +
+                                       eval + " --checkpoint " + dir.file("straight") + " --ema --out " + dir.file("ema.json") + " || exit 1\n" +
+                                       eval + " --weights " + dir.file("raw.safetensors") + " || exit 1\n",
+                                   dir);
+  INFO(evaluated.output);
+  REQUIRE(evaluated.exit_code == 0);
+  CHECK(numbers_after(read_text(dir.file("raw.json")), "top1").at(0) == Approx(top1.back()).margin(1e-9));
+  CHECK(numbers_after(read_text(dir.file("ema.json")), "top1").at(0) == Approx(top1_ema.back()).margin(1e-9));
+  CHECK(numbers_after(read_text(dir.file("eval/eval.json")), "top1").at(0) == Approx(top1.back()).margin(1e-9));
+  CHECK(numbers_after(read_text(dir.file("ema.json")), "checkpoint_step").at(0) == 20);
+  CHECK_THAT(evaluated.output, Catch::Contains("on 500 samples of"));
+  const auto wrong_head = run_shell(eval + " model.num_classes=12 --weights " + dir.file("raw.safetensors"), dir);
+  CHECK(wrong_head.exit_code == 1);
+  CHECK_THAT(wrong_head.output, Catch::Contains("raw.safetensors: 'layers.16.weight' has shape [10, 256] but the model's is [12, 256]") &&
+                                    Catch::Contains("model.num_classes 12"));
+  const auto no_val = run_shell(eval + " data.val= --checkpoint " + dir.file("straight"), dir);
+  CHECK(no_val.exit_code == 2);
+  CHECK_THAT(no_val.output, Catch::Contains("data.val: evaluation needs a validation set"));
+
   const auto fsdp = run_shell(common + " strategy=fsdp output=" + dir.file("fsdp"), dir);
   CHECK(fsdp.exit_code == 2);
   CHECK_THAT(fsdp.output, Catch::Contains("train.ema") && Catch::Contains("use zero2"));

@@ -2,13 +2,14 @@
 """cvtrain's evaluation view against torchvision's: an ImageFolder of JPEGs and PNGs of assorted
 sizes (landscape, portrait, small, odd, grayscale, larger than twice the resize), read by cvtrain's
 input pipeline (tests' transform_probe) and by torchvision's ImageFolder with
-Resize(round(size / 0.875)) + CenterCrop(size) on PIL images. Equal pixels for every image the
+Resize(floor(size / 0.875)) + CenterCrop(size) on PIL images (timm's scale size). Equal pixels for every image the
 pipeline decodes at full size; JPEGs at least twice the resize are decoded at a reduced DCT scale
 first and must stay close.
 
     check_eval_transform.py --probe build/tests/transform_probe
 """
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def main():
         out = os.path.join(tmp, "cvtrain.raw")
         subprocess.run([args.probe, root, str(SIZE), out], check=True)
         mine = np.fromfile(out, dtype=np.uint8).reshape(-1, SIZE, SIZE, 3).astype(np.int16)
-        reference = torchvision.datasets.ImageFolder(root, transform=T.Compose([T.Resize(round(SIZE / 0.875)), T.CenterCrop(SIZE)]))
+        reference = torchvision.datasets.ImageFolder(root, transform=T.Compose([T.Resize(math.floor(SIZE / 0.875)), T.CenterCrop(SIZE)]))
         failures = []
         for i, (image, _) in enumerate(reference):
             name = os.path.splitext(os.path.basename(reference.samples[i][0]))[0]

@@ -338,3 +338,25 @@ TEST_CASE("a profile window is [first, last] within the limit, on whole rank num
   CHECK_THAT(problems_of(path, no_path_checks({"profile.steps=[5, 3]"})).at(0), Catch::Contains("profile.steps: expected [first, last]"));
   CHECK_THAT(problems_of(path, no_path_checks({"profile.ranks=[0.5]"})).at(0), Catch::Contains("profile.ranks: expected rank numbers"));
 }
+
+TEST_CASE("timm's schedule and evaluation keys: warmup_lr, warmup_prefix, step_on_epochs, eval_crop_fraction", "[recipe]") {
+  TempDir dir;
+  const std::string good = dir.write("good.yaml", "data: {train: /data/train.gz, eval_crop_fraction: 0.95}\n"
+                                                      "train: {global_batch: 64}\n"
+                                                      "schedule: {warmup_epochs: 5, warmup_lr: 1.0e-6, warmup_prefix: false, step_on_epochs: true}\n");
+  const Recipe r = load_recipe(good, no_path_checks());
+  CHECK(r.data.eval_crop_fraction == 0.95);
+  CHECK(r.schedule.warmup_lr == 1e-6);
+  CHECK_FALSE(r.schedule.warmup_prefix);
+  CHECK(r.schedule.step_on_epochs);
+  CHECK_THAT(recipe_to_yaml(r), Catch::Contains("eval_crop_fraction: 0.95") && Catch::Contains("step_on_epochs: true"));
+  CHECK(load_recipe(dir.write("plain.yaml", kMinimal), no_path_checks()).schedule.warmup_lr < 0);  // cvtrain's own ramp
+  const std::string bad = dir.write("bad.yaml", "train: {global_batch: 64}\n"
+                                                    "optim: {lr: 0.1}\n"
+                                                    "data: {train: /data/train.gz, eval_crop_fraction: 1.2}\n"
+                                                    "schedule: {warmup_lr: 0.5}\n");
+  const auto problems = problems_of(bad, no_path_checks());
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0], Catch::Contains(bad + ":3: data.eval_crop_fraction") && Catch::Contains("must be in (0, 1]"));
+  CHECK_THAT(problems[1], Catch::Contains("schedule.warmup_lr") && Catch::Contains("above optim.lr 0.1"));
+}

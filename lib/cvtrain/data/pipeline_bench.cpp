@@ -31,6 +31,8 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   } catch (const std::invalid_argument& e) {
     throw Error(fmt::format("--auto-augment: {}", e.what()));
   }
+  augment.aa_interpolation = AugmentInterpolation::kBilinear;  // as timm's transforms with interpolation='bilinear'
+  augment.random_erasing.prob = o.random_erasing;
   BadSamples bad("data bench", dataset.size(), 1.0);
   LoaderOptions loader_options;
   loader_options.batch_size = o.batch_size;
@@ -46,6 +48,9 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   feed.device = o.device;
   feed.mean.assign(static_cast<size_t>(dataset.channels()), 0.5);
   feed.std.assign(static_cast<size_t>(dataset.channels()), 0.25);
+  feed.erase_mode = augment.random_erasing.mode;
+  // The feeder's work (normalising, erasing) is timed on a GPU, and on the CPU where erasing asks for it.
+  const bool through_feeder = o.device.is_cuda() || o.random_erasing > 0;
 
   // Epoch after epoch until warm-up + the timed batches are done.
   PipelineBenchResult result;
@@ -54,12 +59,12 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   for (int64_t epoch = 0; done <= o.batches; ++epoch) {
     loader_options.transform.epoch = epoch;
     BatchLoader loader(dataset, epoch_order(o.seed, epoch, dataset.size()), loader_options);
-    // On CPU the uint8 batch is the product, as with torchvision's DataLoader; with a GPU the
-    // copy and the conversion there are part of what is timed.
+    // On CPU the uint8 batch is the product, as with torchvision's DataLoader; with a GPU (or
+    // erasing) the copy and the conversion there are part of what is timed.
     DeviceFeeder feeder(loader, feed);
     while (done <= o.batches) {
       std::optional<at::Tensor> batch;
-      if (o.device.is_cuda()) {
+      if (through_feeder) {
         if (auto b = feeder.next()) batch = b->images;
       } else if (auto b = loader.next()) {
         batch = b->images;

@@ -22,9 +22,11 @@ struct PipelineBenchOptions {
   std::vector<double> random_resized_crop{0.08, 1.0};
   bool hflip = true;
   std::string auto_augment;         // an augment.auto_augment policy after crop and flip; empty: none
+  double random_erasing = 0;        // augment.random_erasing.prob (pixel mode); > 0 also times normalising and
+                                    // erasing on the device (the CPU included), as timm's loader returns them
   bool evaluation = false;          // the evaluation view (Resize + CenterCrop) instead of the augmentation
   uint64_t seed = 0;
-  c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there
+  c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there (CPU: with random_erasing)
 };
 
 struct PipelineBenchResult {

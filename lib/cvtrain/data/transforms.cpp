@@ -31,16 +31,16 @@ void resize_into(const cv::Mat& src, cv::Mat& dst) {
   cv::resize(src, dst, dst.size(), 0, 0, big_shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
 }
 
-// Evaluation (and non-RRC training) view, as torchvision's Resize(round(size / 0.875)) followed by
-// CenterCrop(size): the shorter side resized to that length (the longer one truncated, as
-// torchvision computes it), the centered square kept (offsets rounded half to even, as Python's
+// Evaluation (and non-RRC training) view, as torchvision's Resize(floor(size / crop_fraction)) (timm's
+// scale size for its crop_pct) followed by CenterCrop(size): the shorter side resized to that length
+// (the longer one truncated, as torchvision computes it), the centered square kept (offsets rounded half to even, as Python's
 // round()). The region is the part of the source Pillow's filter reads for the kept pixels. An
 // image already at the target size is kept whole.
-void center_region(ImageSize src, int size, CropPlan& plan) {
+void center_region(ImageSize src, int size, double crop_fraction, CropPlan& plan) {
   plan.width = src.width;
   plan.height = src.height;
   if (src.width == size && src.height == size) return;
-  const int short_side = static_cast<int>(std::lround(size / 0.875));
+  const int short_side = static_cast<int>(std::floor(size / crop_fraction));
   const int longer = std::max(src.width, src.height), shorter = std::min(src.width, src.height);
   const int long_side = static_cast<int>(static_cast<double>(short_side) * longer / shorter);
   plan.resized_width = src.width <= src.height ? short_side : long_side;
@@ -127,7 +127,7 @@ CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
   CropPlan plan;
   const int size = static_cast<int>(t.image_size);
   if (!t.augment) {
-    center_region(source, size, plan);
+    center_region(source, size, t.crop_fraction, plan);
     return plan;
   }
   const AugmentSpec& a = *t.augment;
@@ -135,7 +135,7 @@ CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
   if (a.random_resized_crop.size() == 2)
     random_resized_region(source, a.random_resized_crop[0], a.random_resized_crop[1], rng, plan);
   else
-    center_region(source, size, plan);
+    center_region(source, size, t.crop_fraction, plan);
   if (a.random_crop_padding > 0) {
     plan.pad_dy = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));
     plan.pad_dx = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));

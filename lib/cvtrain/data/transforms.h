@@ -1,6 +1,6 @@
 // Per-sample augmentation on uint8 HWC images (crop, flip, then augment.auto_augment's ops): the training augmentation is a pure function of
-// (seed, epoch, sample index); evaluation is torchvision's Resize(size / 0.875) + CenterCrop(size)
-// on PIL images, pixel for pixel. The crop is planned on the source size before decoding, so JPEGs
+// (seed, epoch, sample index); evaluation is torchvision's Resize(floor(size / crop_fraction)) +
+// CenterCrop(size) on PIL images, pixel for pixel (timm's eval transform, bilinear). The crop is planned on the source size before decoding, so JPEGs
 // can be decoded at a reduced DCT scale (and only the rows and columns the sample needs).
 #pragma once
 
@@ -19,6 +19,7 @@ struct SampleTransform {
   uint64_t seed = 0;
   int64_t epoch = 0;
   int64_t max_image_pixels = 89478485;  // data.max_image_pixels (Pillow's default); 0 = no limit
+  double crop_fraction = 0.875;         // the centre view's image_size / resized shorter side (data.eval_crop_fraction)
   std::vector<uint8_t> augment_fill;    // where rotate, shear and translate leave no pixel (augment_fill(data.mean)); empty: gray
 };
 

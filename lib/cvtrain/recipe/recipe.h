@@ -111,6 +111,9 @@ struct DataSpec {
   double max_bad_fraction = 0.01;  // unreadable samples are skipped (and counted) up to this fraction
   int64_t max_image_pixels = 89478485;  // larger images are refused as unusable samples (decompression
                                         // bombs); Pillow's Image.MAX_IMAGE_PIXELS. 0 = no limit
+  double eval_crop_fraction = 0.875;    // evaluation (and training without random_resized_crop): the shorter
+                                        // side resized to floor(image_size / this), then the centre
+                                        // image_size square kept (timm's --crop-pct)
 };
 
 // timm's RandomErasing, applied on the device after normalisation (data/batch_erasing.h).
@@ -182,6 +185,11 @@ struct OptimSpec {
 struct ScheduleSpec {
   ScheduleKind name = ScheduleKind::kCosine;  // cosine | step | constant
   double warmup_epochs = 0.0;
+  double warmup_lr = -1;           // >= 0: warmup rises linearly from this at step 0, as timm's --warmup-lr;
+                                   // < 0: cvtrain's ramp lr * (step + 1) / warmup_steps
+  bool warmup_prefix = true;       // the decay starts after the warmup (timm's --warmup-prefix); false: as
+                                   // timm's default, the cosine runs over the whole run, warmup included
+  bool step_on_epochs = false;     // the lr changes once per epoch, as timm's default (without --sched-on-updates)
   double min_lr = 0.0;
   std::vector<double> milestones;  // step: epochs at which lr is multiplied by gamma
   double gamma = 0.1;

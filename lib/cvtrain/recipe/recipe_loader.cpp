@@ -342,6 +342,10 @@ const std::vector<Field>& schema() {
       field(KEY(data.std)),
       field(KEY(data.max_bad_fraction), in_range(0, 1)),
       field(KEY(data.max_image_pixels), at_least(0)),
+      field(KEY(data.eval_crop_fraction), [](double v) -> MaybeError {
+        if (v > 0 && v <= 1) return std::nullopt;
+        return fmt::format("must be in (0, 1], got {}", v);
+      }),
       field(KEY(augment.hflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
       field(KEY(augment.random_resized_crop)),
@@ -392,6 +396,9 @@ const std::vector<Field>& schema() {
       field(KEY(optim.layer_decay), in_range(0, 1)),
       field(KEY(schedule.name)),
       field(KEY(schedule.warmup_epochs), at_least(0)),
+      field(KEY(schedule.warmup_lr)),
+      field(KEY(schedule.warmup_prefix)),
+      field(KEY(schedule.step_on_epochs)),
       field(KEY(schedule.min_lr), at_least(0)),
       field(KEY(schedule.milestones)),
       field(KEY(schedule.gamma), in_range(0, 1)),
@@ -588,6 +595,8 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
     check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");
   if (r.optim.nesterov && r.optim.momentum == 0) check.fail("optim.nesterov", "needs optim.momentum > 0");
+  if (r.schedule.warmup_lr > r.optim.lr)
+    check.fail("schedule.warmup_lr", fmt::format("{} is above optim.lr {} (warmup rises to optim.lr)", r.schedule.warmup_lr, r.optim.lr));
   if (r.schedule.min_lr > r.optim.lr)
     check.fail("schedule.min_lr", fmt::format("{} is above optim.lr {}", r.schedule.min_lr, r.optim.lr));
   const auto& m = r.schedule.milestones;

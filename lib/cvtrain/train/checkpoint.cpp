@@ -236,4 +236,15 @@ CheckpointContents load_checkpoint(const std::string& folder) {
   return contents;
 }
 
+std::string checkpoint_folder_of(const std::string& source) {
+  if (fs::exists(fs::path(source) / "COMPLETE")) return source;
+  if (fs::is_directory(fs::path(source) / "checkpoints")) {
+    if (auto latest = Checkpointer(source, 1).latest()) return *latest;
+    throw Error(fmt::format("{}: no complete checkpoint under {}/checkpoints", source, source));
+  }
+  if (fs::exists(fs::path(source) / "model.safetensors"))
+    throw Error(fmt::format("{}: checkpoint has no COMPLETE marker (its write was interrupted); use a complete one", source));
+  throw Error(fmt::format("{}: neither a checkpoint folder (checkpoints/step-N) nor a run folder with checkpoints/", source));
+}
+
 }  // namespace cvtrain

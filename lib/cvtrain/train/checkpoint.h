@@ -71,4 +71,8 @@ CheckpointContents load_checkpoint(const std::string& folder);
 // The position alone (state.txt), without touching a model.
 TrainPosition read_position(const std::string& folder);
 
+// `source` if it is a complete checkpoint folder (step-N with its COMPLETE marker), else the newest
+// complete checkpoint of the run folder `source`. Throws Error naming `source` when it is neither.
+std::string checkpoint_folder_of(const std::string& source);
+
 }  // namespace cvtrain

@@ -20,17 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string checkpoint_folder(const std::string& source) {
-  if (fs::exists(fs::path(source) / "COMPLETE")) return source;
-  if (fs::is_directory(fs::path(source) / "checkpoints")) {
-    if (auto latest = Checkpointer(source, 1).latest()) return *latest;
-    throw Error(fmt::format("{}: no complete checkpoint under {}/checkpoints", source, source));
-  }
-  if (fs::exists(fs::path(source) / "model.safetensors"))
-    throw Error(fmt::format("{}: checkpoint has no COMPLETE marker (its write was interrupted); export a complete one", source));
-  throw Error(fmt::format("{}: neither a checkpoint folder (checkpoints/step-N) nor a run folder with checkpoints/", source));
-}
-
 std::optional<at::ScalarType> target_type(const std::string& dtype) {
   if (dtype == "fp32") return at::kFloat;
   if (dtype == "bf16") return at::kBFloat16;
@@ -54,7 +43,7 @@ void save_model_file(torch::nn::Module& model, const std::string& path) {
 ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype, bool ema) {
   const std::optional<at::ScalarType> type = target_type(dtype);
   ExportResult result;
-  result.checkpoint = checkpoint_folder(source);
+  result.checkpoint = checkpoint_folder_of(source);
   LoadOptions options;
   options.check_paths = false;
   options.saved_by_run = true;

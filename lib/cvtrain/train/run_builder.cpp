@@ -102,25 +102,21 @@ std::unique_ptr<Dataset> open_recipe_dataset(const Recipe& recipe, const char* k
   }
 }
 
-// The data against the model section and the batch: every mismatch is a recipe error naming the
-// key's origin, raised before the run folder is touched.
-void check_data_fits(const RunData& run_data, const Recipe& recipe) {
-  const Dataset& train = *run_data.train;
+// One dataset against the model section: every mismatch is a recipe error naming the key's origin,
+// raised before the run folder is touched. `key` and `path` name the dataset (data.train, data.val).
+void check_dataset_fits(const Dataset& dataset, const std::string& path, const Recipe& recipe) {
   const DataSpec& data = recipe.data;
   const ModelSpec& model = recipe.model;
-  if (data.format != DataFormat::kSynthetic && data.mean.size() != static_cast<size_t>(train.channels()))
+  if (data.format != DataFormat::kSynthetic && data.mean.size() != static_cast<size_t>(dataset.channels()))
     throw RecipeError({fmt::format("{}, data.std: {} value(s) each, but {} has {} channel(s); give one per channel{}", recipe.where("data.mean"),
-                                   data.mean.size(), data.train, train.channels(),
-                                   train.channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
-  if (train.num_classes() > model.num_classes)
-    throw RecipeError({fmt::format("{}: {} but {} has {} classes", recipe.where("model.num_classes"), model.num_classes, data.train,
-                                   train.num_classes())});
-  if (model.in_channels != 0 && model.in_channels != train.channels())
+                                   data.mean.size(), path, dataset.channels(),
+                                   dataset.channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
+  if (dataset.num_classes() > model.num_classes)
+    throw RecipeError({fmt::format("{}: {} but {} has {} classes", recipe.where("model.num_classes"), model.num_classes, path,
+                                   dataset.num_classes())});
+  if (model.in_channels != 0 && model.in_channels != dataset.channels())
     throw RecipeError({fmt::format("{}: {} but the data has {} channel(s) (0 takes it from the data)", recipe.where("model.in_channels"),
-                                   model.in_channels, train.channels())});
-  if (static_cast<int64_t>(train.size()) < recipe.train.global_batch)
-    throw RecipeError({fmt::format("{}: {} is more than the {} training samples", recipe.where("train.global_batch"),
-                                   recipe.train.global_batch, train.size())});
+                                   model.in_channels, dataset.channels())});
 }
 
 }  // namespace
@@ -140,8 +136,24 @@ RunData open_run_data(const Recipe& recipe) {
     run_data.val = open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   }
-  check_data_fits(run_data, recipe);
+  check_dataset_fits(*run_data.train, data.train, recipe);
+  if (static_cast<int64_t>(run_data.train->size()) < recipe.train.global_batch)
+    throw RecipeError({fmt::format("{}: {} is more than the {} training samples", recipe.where("train.global_batch"),
+                                   recipe.train.global_batch, run_data.train->size())});
   run_data.channels = run_data.train->channels();
+  return run_data;
+}
+
+RunData open_eval_data(const Recipe& recipe) {
+  const DataSpec& data = recipe.data;
+  if (data.format == DataFormat::kSynthetic || data.val.empty())
+    throw RecipeError({fmt::format("{}: evaluation needs a validation set (data.val: a dataset of data.format {})", recipe.where("data.val"),
+                                   name_of(data.format))});
+  RunData run_data;
+  run_data.val = open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples);
+  run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
+  check_dataset_fits(*run_data.val, data.val, recipe);
+  run_data.channels = run_data.val->channels();
   return run_data;
 }
 
@@ -154,6 +166,7 @@ LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64
   options.transform.image_size = image_size;
   options.transform.seed = static_cast<uint64_t>(train.seed);
   options.transform.max_image_pixels = data.max_image_pixels;
+  options.transform.crop_fraction = data.eval_crop_fraction;
   return options;
 }
 
@@ -334,16 +347,19 @@ void write_provenance(const TrainingRun& run) {
   write_file_atomically(run.folder->file("provenance.json"), provenance_json(p));
 }
 
-// What training and preflight share: device, data, process group, model, the ranks' names, and
-// train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
-TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with_output) {
+// The device, what the data loader and feeder are told, and the data (train and val, or val alone).
+TrainingRun open_parts(const Recipe& recipe, const RankInfo& rank, RunData (*open_data)(const Recipe&)) {
   TrainingRun run;
   run.device = choose_device(recipe.device, rank);
   run.memory_at_start = current_memory_bytes(run.device);
-  run.data = open_run_data(recipe);
+  run.data = open_data(recipe);
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
   run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
-  if (rank.rank == 0 && with_output) prepare_output(run, recipe);
+  return run;
+}
+
+// The process group, then the model on the device in its layout.
+void join_and_build_model(TrainingRun& run, const Recipe& recipe, const RankInfo& rank) {
   install_stop_handlers();
   share_cores(rank);
   run.comm = join_group(recipe.distributed, recipe.strategy, rank, run.device);
@@ -356,6 +372,14 @@ TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with
   run.model = build_run_model(recipe.model, run.data.channels, run.device, rank.rank == 0);
   run.feed.channels_last = recipe.train.channels_last && run.model->is_convolutional();
   if (run.feed.channels_last) to_channels_last(*run.model);
+}
+
+// What training and preflight share: device, data, process group, model, the ranks' names, and
+// train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
+TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with_output) {
+  TrainingRun run = open_parts(recipe, rank, &open_run_data);
+  if (rank.rank == 0 && with_output) prepare_output(run, recipe);
+  join_and_build_model(run, recipe, rank);
   run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
   run.perf = perf_context(recipe, rank, run.device, *run.comm);
@@ -369,6 +393,12 @@ TrainingRun::TrainingRun(TrainingRun&&) noexcept = default;
 TrainingRun::~TrainingRun() = default;
 
 TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank) { return build_measured_parts(recipe, rank, false); }
+
+TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank) {
+  TrainingRun run = open_parts(recipe, rank, &open_eval_data);
+  join_and_build_model(run, recipe, rank);
+  return run;
+}
 
 TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   TrainingRun run = build_measured_parts(recipe, rank, true);

@@ -69,6 +69,8 @@ struct TrainingRun {
 
 // The recipe's datasets, opened and checked against the model and batch (recipe errors name the key).
 RunData open_run_data(const Recipe& recipe);
+// data.val alone, checked against the model (for `cvtrain eval`); a recipe error without one.
+RunData open_eval_data(const Recipe& recipe);
 // The training loader's and feeder's settings for `device` (the epoch sets the rest).
 LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device);
 FeedOptions feed_options(const DataSpec& data, const PrecisionPolicy& precision, const c10::Device& device);
@@ -79,5 +81,8 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank);
 // For `cvtrain preflight`: device, data, process group and model, without a run folder,
 // optimizer or strategy.
 TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank);
+// For `cvtrain eval`: device, validation data, process group and model (model.pretrained loaded
+// when the recipe names it), without a run folder, optimizer or strategy.
+TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank);
 
 }  // namespace cvtrain

@@ -1,0 +1,115 @@
+// evaluate_weights: choose the weights, load them strictly, run the evaluator, count what was unusable.
+#include "cvtrain/train/weights_evaluation.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/models/classifier.h"
+#include "cvtrain/models/pretrained.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/checkpoint.h"
+#include "cvtrain/train/run_builder.h"
+
+namespace cvtrain {
+namespace {
+
+// The file to load and, for a checkpoint, its step.
+std::pair<std::string, int64_t> choose_weights(const Recipe& recipe, const EvalRequest& request) {
+  if (!request.checkpoint.empty()) {
+    const std::string folder = checkpoint_folder_of(request.checkpoint);
+    const std::string file = folder + "/" + (request.ema ? kEmaFile : "model.safetensors");
+    if (request.ema && !std::filesystem::exists(file))
+      throw Error(fmt::format("{} holds no weight average (the run had train.ema off); evaluate without --ema", folder));
+    return {file, read_position(folder).step};
+  }
+  if (request.ema) throw RecipeError({"--ema: the weight average is in a checkpoint; give --checkpoint with it"});
+  if (!request.weights.empty()) return {request.weights, -1};
+  if (!recipe.model.pretrained.empty()) return {recipe.model.pretrained, -1};
+  throw RecipeError({fmt::format("{}: nothing to evaluate; give --checkpoint DIR, --weights FILE or model.pretrained",
+                                 recipe.where("model.pretrained"))});
+}
+
+// Every tensor of the model from `file`; a head for another class count would evaluate noise, so
+// unlike model.pretrained it is an error. A ViT's position embedding is resized to the image size.
+void load_for_evaluation(Classifier& model, const std::string& file, const Recipe& recipe, bool log) {
+  PretrainedReport report;
+  try {
+    report = load_pretrained(model, file, /*strict=*/true);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{} (the recipe's model section must describe the model the weights were trained as; here "
+                            "model.arch {}, model.num_classes {})",
+                            e.what(), recipe.model.arch, recipe.model.num_classes));
+  }
+  if (!report.reinitialised.empty())
+    throw Error(fmt::format("{}: its classifier head ({}) does not have model.num_classes {} outputs; set model.num_classes to "
+                            "the class count it was trained for",
+                            file, join(report.reinitialised, ", "), recipe.model.num_classes));
+  if (log && report.position_embedding_resized)
+    log::info("{}: position embedding interpolated to {} px", file, recipe.model.image_size);
+}
+
+int64_t batch_of(const Recipe& recipe, const EvalRequest& request) {
+  if (request.batch > 0) return request.batch;
+  return recipe.train.micro_batch > 0 && !recipe.train.micro_batch_auto ? recipe.train.micro_batch : 64;
+}
+
+int64_t resized_side(const Recipe& recipe) {
+  return static_cast<int64_t>(std::floor(static_cast<double>(recipe.model.image_size) / recipe.data.eval_crop_fraction));
+}
+
+}  // namespace
+
+EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const EvalRequest& request) {
+  EvalReport report;
+  std::tie(report.weights_file, report.checkpoint_step) = choose_weights(recipe, request);
+  report.ema = request.ema;
+  Recipe without_pretrained = recipe;  // the chosen weights are loaded below, strictly
+  without_pretrained.model.pretrained.clear();
+  TrainingRun run = build_eval_run(without_pretrained, rank);
+  load_for_evaluation(*run.model, report.weights_file, recipe, rank.rank == 0);
+  report.batch = batch_of(recipe, request);
+  report.world_size = run.comm->world_size();
+  LoaderOptions loader = run.loader;
+  loader.batch_size = report.batch;
+  loader.bad_samples = run.data.val_bad.get();
+  Stopwatch clock;
+  report.result = evaluate(*run.model, *run.data.val, loader, run.feed, PrecisionPolicy{recipe.precision}, *run.comm);
+  report.seconds = clock.seconds();
+  // Each rank saw only its share of the unusable samples.
+  at::Tensor unusable = at::full({1}, static_cast<double>(run.data.val_bad->count()), at::TensorOptions(run.device).dtype(at::kDouble));
+  run.comm->all_reduce_sum(unusable, "all-reduce of the unusable validation samples");
+  report.unusable = static_cast<int64_t>(unusable.cpu().item<double>());
+  return report;
+}
+
+std::string eval_report_json(const EvalReport& r, const Recipe& recipe) {
+  return fmt::format(
+      "{{\"top1\": {:.10g}, \"top5\": {:.10g}, \"loss\": {:.10g}, \"samples\": {}, \"unusable\": {}, \"weights\": {}, \"ema\": {}, "
+      "\"checkpoint_step\": {}, \"arch\": {}, \"image_size\": {}, \"crop_fraction\": {:.10g}, \"resize\": {}, \"precision\": {}, "
+      "\"data\": {}, \"world_size\": {}, \"batch\": {}, \"seconds\": {:.3f}, \"images_per_s\": {:.1f}}}\n",
+      r.result.top1, r.result.top5, r.result.loss, r.result.samples, r.unusable, json_string(r.weights_file), r.ema ? "true" : "false",
+      r.checkpoint_step >= 0 ? std::to_string(r.checkpoint_step) : "null", json_string(recipe.model.arch), recipe.model.image_size,
+      recipe.data.eval_crop_fraction, resized_side(recipe), json_string(name_of(recipe.precision)), json_string(recipe.data.val),
+      r.world_size, r.batch, r.seconds, r.seconds > 0 ? static_cast<double>(r.result.samples) / r.seconds : 0.0);
+}
+
+std::string eval_report_line(const EvalReport& r, const Recipe& recipe) {
+  return fmt::format("top-1 {:.4f} top-5 {:.4f} loss {:.4f} on {} samples of {}{} ({}{}{}, {} px from a {} px resize, crop fraction {}, "
+                     "{} rank(s), {:.1f} s)",
+                     r.result.top1, r.result.top5, r.result.loss, r.result.samples, recipe.data.val,
+                     r.unusable > 0 ? fmt::format(", {} unusable counted as misses", r.unusable) : "", r.weights_file,
+                     r.ema ? ", weight average" : "", r.checkpoint_step >= 0 ? fmt::format(", step {}", r.checkpoint_step) : "",
+                     recipe.model.image_size, resized_side(recipe), recipe.data.eval_crop_fraction, r.world_size, r.seconds);
+}
+
+}  // namespace cvtrain

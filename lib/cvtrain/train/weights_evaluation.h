@@ -1,0 +1,44 @@
+// `cvtrain eval`: top-1, top-5 and loss of given weights on data.val, as timm's validate.py — a
+// checkpoint's raw or averaged weights, or a safetensors file with torchvision/timm key names — at
+// the recipe's resolution and data.eval_crop_fraction, on any number of ranks, every sample once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cvtrain/train/evaluator.h"
+
+namespace cvtrain {
+
+struct RankInfo;
+struct Recipe;
+
+struct EvalRequest {
+  std::string checkpoint;  // a checkpoint folder, or a run folder (its newest complete checkpoint)
+  std::string weights;     // a safetensors file with the model's key names (torchvision / timm)
+  bool ema = false;        // the checkpoint's train.ema average instead of its raw weights
+  int64_t batch = 0;       // images per rank and forward pass; 0: train.micro_batch (64 when auto)
+};
+
+struct EvalReport {
+  EvalResult result;
+  std::string weights_file;      // what was loaded
+  int64_t checkpoint_step = -1;  // the checkpoint's step; -1 for a weights file
+  bool ema = false;
+  int64_t unusable = 0;          // validation samples that could not be read (counted as misses)
+  int64_t batch = 0;
+  int world_size = 1;
+  double seconds = 0;            // the evaluation pass, loading excluded
+};
+
+// Collective: every rank of the job calls it and gets the same report. Throws Error naming the
+// file when the weights do not fit the recipe's model (missing or unexpected keys, another class
+// count); RecipeError when there is nothing to evaluate or no data.val.
+EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const EvalRequest& request);
+
+// The report as one JSON object, with the settings that produced it.
+std::string eval_report_json(const EvalReport& report, const Recipe& recipe);
+// "top-1 … top-5 … loss … on N samples of data.val (…)".
+std::string eval_report_line(const EvalReport& report, const Recipe& recipe);
+
+}  // namespace cvtrain
