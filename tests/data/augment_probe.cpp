@@ -1,11 +1,12 @@
 // A test program for tests/parity/check_auto_augment.py: runs cvtrain's augmentation ops on raw
 // images, and prints the ops a policy draws, so both can be set against timm's.
-//   augment_probe ops CASES OUTPUT       CASES: lines "RAW WIDTH HEIGHT CHANNELS OP ARGUMENT RESAMPLE";
+//   augment_probe ops CASES OUTPUT       CASES: lines "RAW WIDTH HEIGHT CHANNELS OP ARGUMENT RESAMPLE [black]";
 //                                        the results are written one after another to OUTPUT
 //   augment_probe draws POLICY COUNT     one line per sample: "Op:argument" for each op applied
 //   augment_probe erase PROB MODE COUNT SIZE SAMPLES   one line per sample: its boxes "top,left,h,w"
 //   augment_probe jitter STRENGTH COUNT  one line per sample: "Op:factor" in the order applied
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -26,19 +27,29 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+Resample resample_named(const std::string& name) {
+  if (name == "bicubic") return Resample::kBicubic;
+  if (name == "nearest") return Resample::kNearest;
+  return Resample::kBilinear;
+}
+
 int run_ops(const std::string& cases_path, const std::string& out_path) {
   std::ifstream cases(cases_path);
   std::ofstream out(out_path, std::ios::binary);
-  std::string raw, op_name, resample;
-  int width = 0, height = 0, channels = 0;
-  double argument = 0;
+  std::string line;
   int count = 0;
-  while (cases >> raw >> width >> height >> channels >> op_name >> argument >> resample) {
+  while (std::getline(cases, line)) {
+    std::istringstream fields(line);
+    std::string raw, op_name, resample, fill_name;
+    int width = 0, height = 0, channels = 0;
+    double argument = 0;
+    if (!(fields >> raw >> width >> height >> channels >> op_name >> argument >> resample)) continue;
+    fields >> fill_name;  // optional: "black" (torchvision's default), else timm's mean colour
     std::vector<uint8_t> pixels = read_file(raw);
     const auto op = augment_op_named(op_name);
     if (!op) throw std::runtime_error("no op " + op_name);
-    DrawnOp drawn{*op, argument, resample == "bicubic" ? Resample::kBicubic : Resample::kBilinear};
-    const std::vector<uint8_t> fill = augment_fill({0.485, 0.456, 0.406});
+    const DrawnOp drawn{*op, argument, resample_named(resample)};
+    const std::vector<uint8_t> fill = fill_name == "black" ? std::vector<uint8_t>(3, 0) : augment_fill({0.485, 0.456, 0.406});
     apply_augment_op(PixelView{pixels.data(), width, height, channels}, drawn, fill.data());
     out.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
     ++count;
@@ -52,7 +63,7 @@ int run_draws(const std::string& policy_text, int count) {
   for (int i = 0; i < count; ++i) {
     std::ostringstream line;
     for (const DrawnOp& op : draw_augment_ops(policy, sample_key(1, 0, static_cast<uint64_t>(i)), AugmentInterpolation::kRandom))
-      line << augment_op_name(op.op) << ":" << op.argument << " ";
+      line << augment_op_name(op.op) << ":" << std::setprecision(17) << op.argument << " ";
     std::cout << line.str() << "\n";
   }
   return 0;

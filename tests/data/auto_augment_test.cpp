@@ -2,6 +2,7 @@
 // function of the sample's key.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -47,10 +48,12 @@ TEST_CASE("timm's RandAugment strings parse into its op sets", "[augment]") {
   CHECK(parse_augment_policy("original").sub_policies.size() == 25);
   CHECK(parse_augment_policy("3a").sub_policies.size() == 3);
   CHECK(parse_augment_policy("").kind == AugmentPolicy::Kind::kNone);
+  CHECK(parse_augment_policy("ta_wide").kind == AugmentPolicy::Kind::kTrivial);
 }
 
 TEST_CASE("a bad policy string is refused, naming the part that is wrong", "[augment]") {
   CHECK_THAT(parse_error("rand-x9"), Catch::Contains("unknown section 'x9'"));
+  CHECK_THAT(parse_error("ta_wide-m9"), Catch::Contains("unknown section 'm9'; ta_wide (TrivialAugmentWide) takes none"));
   CHECK_THAT(parse_error("rand-m"), Catch::Contains("section 'm' has no value"));
   CHECK_THAT(parse_error("rand-m9.5"), Catch::Contains("'m9.5' needs a whole number"));
   CHECK_THAT(parse_error("rand-m9--n2"), Catch::Contains("empty section"));
@@ -136,4 +139,18 @@ TEST_CASE("colour jitter draws brightness, contrast and saturation once each, in
   CHECK(jitters_with(parse_augment_policy("")));
   CHECK(jitters_with(parse_augment_policy("3a")));
   CHECK_FALSE(jitters_with(parse_augment_policy("rand-m9")));  // timm turns jitter off under RandAugment
+}
+
+TEST_CASE("ta_wide draws one op per image, each of torchvision's 14 about equally often", "[augment]") {
+  const AugmentPolicy trivial = parse_augment_policy("ta_wide");
+  std::map<AugmentOp, int> counts;
+  for (uint64_t key = 0; key < 14000; ++key) {
+    const std::vector<DrawnOp> ops = draw_augment_ops(trivial, key, AugmentInterpolation::kRandom);
+    REQUIRE(ops.size() == 1);
+    CHECK(ops[0].resample == Resample::kNearest);  // torchvision's default interpolation
+    ++counts[ops[0].op];
+  }
+  CHECK(counts.size() == 14);
+  for (const auto& [op, count] : counts) CHECK(count == Approx(1000).epsilon(0.12));
+  CHECK(draw_augment_ops(trivial, 7, AugmentInterpolation::kBicubic)[0].resample == Resample::kBicubic);
 }

@@ -98,29 +98,40 @@ def check_ops(probe, tmp):
                     cases.append(f"{raw} {size[0]} {size[1]} {channels} {op} {argument!r} {resample}")
                     expected.append(np.asarray(timm_op(op, image.copy(), argument, resample)))
                     labels.append((op, argument, resample, label))
+    per_op, failures = collections.defaultdict(lambda: [0, 0, 0]), []
+    for want, got, (op, argument, resample, label) in zip(expected, probe_outputs(probe, tmp, cases, expected), labels):
+        differing, worst = count_differences(per_op[op], want, got)
+        exact = op not in GEOMETRIC_ARGS
+        if (exact and worst > 0) or (not exact and (differing > TOLERANCE["fraction"] * want.size or worst > TOLERANCE["max"])):
+            failures.append(f"{op}({argument}, {resample}) on {label}: {differing} of {want.size} values differ, by up to {worst}")
+    print_op_table(per_op)
+    return failures
+
+
+def probe_outputs(probe, tmp, cases, expected):
+    """The probe's result of each case line, shaped as the reference's image for it."""
     cases_file, out = os.path.join(tmp, "cases.txt"), os.path.join(tmp, "out.raw")
     with open(cases_file, "w") as f:
         f.write("\n".join(cases) + "\n")
     subprocess.run([probe, "ops", cases_file, out], check=True, stdout=subprocess.DEVNULL)
     produced = np.fromfile(out, dtype=np.uint8)
-    offset, per_op, failures = 0, collections.defaultdict(lambda: [0, 0, 0]), []
-    for want, (op, argument, resample, label) in zip(expected, labels):
-        got = produced[offset: offset + want.size].reshape(want.shape)
-        offset += want.size
-        diff = np.abs(got.astype(np.int16) - want.astype(np.int16))
-        differing, worst = int((diff > 0).sum()), int(diff.max())
-        stats = per_op[op]
-        stats[0] += differing
-        stats[1] += want.size
-        stats[2] = max(stats[2], worst)
-        exact = op not in GEOMETRIC_ARGS
-        if (exact and worst > 0) or (not exact and (differing > TOLERANCE["fraction"] * want.size or worst > TOLERANCE["max"])):
-            failures.append(f"{op}({argument}, {resample}) on {label}: {differing} of {want.size} values differ, by up to {worst}")
-    assert offset == produced.size, "the probe wrote a different amount of pixels"
+    assert produced.size == sum(want.size for want in expected), "the probe wrote a different amount of pixels"
+    offsets = np.cumsum([0] + [want.size for want in expected])
+    return [produced[offsets[i]: offsets[i + 1]].reshape(want.shape) for i, want in enumerate(expected)]
+
+
+def count_differences(stats, want, got):
+    """Adds one comparison to an op's [differing, compared, largest difference]; returns the first and last."""
+    diff = np.abs(got.astype(np.int16) - want.astype(np.int16))
+    differing, worst = int((diff > 0).sum()), int(diff.max())
+    stats[0], stats[1], stats[2] = stats[0] + differing, stats[1] + want.size, max(stats[2], worst)
+    return differing, worst
+
+
+def print_op_table(per_op):
     print(f"{'op':<18} {'values compared':>15} {'differing':>10} {'max |diff|':>10}")
     for op, (differing, total, worst) in per_op.items():
         print(f"{op:<18} {total:>15} {differing / total:>10.5%} {worst:>10}")
-    return failures
 
 
 # ---- the random draws ----
@@ -158,14 +169,14 @@ def timm_draws(policy):
     return samples
 
 
-def distribution_failures(policy, mine, theirs):
+def distribution_failures(policy, mine, theirs, reference="timm"):
     failures = []
     n = len(mine)
     count_mine = collections.Counter(len(s) for s in mine)
     count_theirs = collections.Counter(len(s) for s in theirs)
     tv = 0.5 * sum(abs(count_mine[k] - count_theirs[k]) / n for k in set(count_mine) | set(count_theirs))
     if tv > 0.02:
-        failures.append(f"{policy}: ops per image differ (total variation {tv:.3f})")
+        failures.append(f"{policy}: ops per image differ from {reference}'s (total variation {tv:.3f})")
     by_op_mine, by_op_theirs = collections.defaultdict(list), collections.defaultdict(list)
     for s in mine:
         for name, argument in s:
@@ -177,7 +188,7 @@ def distribution_failures(policy, mine, theirs):
         a, b = np.array(by_op_mine[name]), np.array(by_op_theirs[name])
         p = max(len(b) / n, 1e-3)
         if abs(len(a) - len(b)) / n > 5 * math.sqrt(2 * p * (1 - p) / n) + 1e-3:
-            failures.append(f"{policy}: {name} applied to {len(a) / n:.4f} of images, timm {len(b) / n:.4f}")
+            failures.append(f"{policy}: {name} applied to {len(a) / n:.4f} of images, {reference} {len(b) / n:.4f}")
             continue
         if len(a) < 20 or len(b) < 20:
             continue
@@ -189,8 +200,8 @@ def distribution_failures(policy, mine, theirs):
         else:  # a continuous one: Kolmogorov-Smirnov
             p_value = scipy.stats.ks_2samp(a, b).pvalue
         if p_value < P_VALUE:
-            failures.append(f"{policy}: {name}'s arguments differ from timm's (p = {p_value:.2g}; mean {a.mean():.4f} vs {b.mean():.4f})")
-    print(f"{policy}: {n} samples, ops per image {dict(sorted(count_mine.items()))} (timm {dict(sorted(count_theirs.items()))})")
+            failures.append(f"{policy}: {name}'s arguments differ from {reference}'s (p = {p_value:.2g}; mean {a.mean():.4f} vs {b.mean():.4f})")
+    print(f"{policy}: {n} samples, ops per image {dict(sorted(count_mine.items()))} ({reference} {dict(sorted(count_theirs.items()))})")
     return failures
 
 

@@ -1,6 +1,7 @@
 // timm's AugmentOp.__call__ and its LEVEL_TO_ARG functions, with Python's random module replaced by
 // the sample's SplitMix64 stream, drawn in the order timm draws: the op choice, then per op whether
-// it applies, the magnitude noise, the sign, the interpolation and the blur radius.
+// it applies, the magnitude noise, the sign, the interpolation and the blur radius. TrivialAugmentWide
+// draws as torchvision's forward does: the op, its magnitude bin, the sign.
 #include "cvtrain/data/auto_augment.h"
 
 #include <algorithm>
@@ -110,12 +111,96 @@ void affine(PixelView image, double a, double b, double c, double d, double e, d
   affine_transform(image, m, resample, fill);
 }
 
+// CPython's math.radians and math.degrees: one product with its rounded constant.
+double radians(double degrees) { return degrees * (M_PI / 180.0); }
+double degrees_of(double radians) { return radians * (180.0 / M_PI); }
+
+// torchvision's _get_inverse_affine_matrix at scale 1 and no rotation, operation for operation,
+// then F.affine on a PIL image: Image.transform with that matrix.
+void torchvision_affine(PixelView image, double cx, double cy, double tx, double ty, double shear_x_degrees, double shear_y_degrees,
+                        Resample resample, const uint8_t* fill) {
+  const double rot = radians(0.0), sx = radians(shear_x_degrees), sy = radians(shear_y_degrees);
+  const double a = std::cos(rot - sy) / std::cos(sy);
+  const double b = -std::cos(rot - sy) * std::tan(sx) / std::cos(sy) - std::sin(rot);
+  const double c = std::sin(rot - sy) / std::cos(sy);
+  const double d = -std::sin(rot - sy) * std::tan(sx) / std::cos(sy) + std::cos(rot);
+  double m[6] = {d / 1.0, -b / 1.0, 0.0 / 1.0, -c / 1.0, a / 1.0, 0.0 / 1.0};
+  m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty);
+  m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty);
+  m[2] += cx;
+  m[5] += cy;
+  affine_transform(image, m, resample, fill);
+}
+
+// torch.linspace(start, end, 31) in float32, as ATen's CPU kernel computes it (the products fused
+// into the additions, as its AVX2 build compiles them): element `bin` of the op's magnitude table.
+double linspace_bin(float start, float end, int bin) {
+  constexpr int kBins = 31;
+  const float step = (end - start) / static_cast<float>(kBins - 1);
+  return bin < kBins / 2 ? std::fmaf(step, static_cast<float>(bin), start) : std::fmaf(-step, static_cast<float>(kBins - bin - 1), end);
+}
+
+// TrivialAugmentWide._augmentation_space, in its order; `signed` ops are negated half the time.
+struct TrivialOp {
+  AugmentOp op;
+  float start, end;  // the magnitude table's ends; equal: no table (no bin is drawn)
+  bool is_signed;
+};
+constexpr TrivialOp kTrivialOps[] = {
+    {AugmentOp::kIdentity, 0, 0, false},
+    {AugmentOp::kTorchvisionShearX, 0, 0.99f, true},
+    {AugmentOp::kTorchvisionShearY, 0, 0.99f, true},
+    {AugmentOp::kTorchvisionTranslateX, 0, 32.0f, true},
+    {AugmentOp::kTorchvisionTranslateY, 0, 32.0f, true},
+    {AugmentOp::kRotate, 0, 135.0f, true},
+    {AugmentOp::kBrightness, 0, 0.99f, true},
+    {AugmentOp::kColor, 0, 0.99f, true},
+    {AugmentOp::kContrast, 0, 0.99f, true},
+    {AugmentOp::kSharpness, 0, 0.99f, true},
+    {AugmentOp::kPosterize, 8, 2, false},  // 8 - round(bin / 5): not a linspace
+    {AugmentOp::kSolarize, 255.0f, 0, false},
+    {AugmentOp::kAutoContrast, 0, 0, false},
+    {AugmentOp::kEqualize, 0, 0, false},
+};
+
+// The op's argument from torchvision's magnitude, as _apply_op turns it into a call.
+double trivial_argument(AugmentOp op, double magnitude) {
+  switch (op) {
+    case AugmentOp::kBrightness:
+    case AugmentOp::kColor:
+    case AugmentOp::kContrast:
+    case AugmentOp::kSharpness: return 1.0 + magnitude;  // adjust_*(img, 1 + magnitude)
+    case AugmentOp::kTorchvisionTranslateX:
+    case AugmentOp::kTorchvisionTranslateY:
+    case AugmentOp::kPosterize: return std::trunc(magnitude);  // int(magnitude)
+    case AugmentOp::kSolarize: return std::ceil(magnitude);    // i < t for integer i is i < ceil(t)
+    default: return magnitude;
+  }
+}
+
+DrawnOp draw_trivial_augment(SplitMix64& rng, AugmentInterpolation interpolation) {
+  constexpr uint64_t kOps = sizeof(kTrivialOps) / sizeof(kTrivialOps[0]);
+  const TrivialOp& spec = kTrivialOps[rng.below(kOps)];
+  double magnitude = 0;
+  if (spec.start != spec.end) {
+    const int bin = static_cast<int>(rng.below(31));
+    magnitude = spec.op == AugmentOp::kPosterize ? 8 - std::nearbyint(static_cast<float>(bin) / (30.0f / 6.0f))
+                                                 : linspace_bin(spec.start, spec.end, bin);
+  }
+  if (spec.is_signed && rng.below(2) == 1) magnitude = -magnitude;
+  DrawnOp drawn{spec.op, trivial_argument(spec.op, magnitude), Resample::kNearest};
+  if (interpolation == AugmentInterpolation::kBilinear) drawn.resample = Resample::kBilinear;
+  if (interpolation == AugmentInterpolation::kBicubic) drawn.resample = Resample::kBicubic;
+  return drawn;
+}
+
 }  // namespace
 
 std::vector<DrawnOp> draw_augment_ops(const AugmentPolicy& policy, uint64_t key, AugmentInterpolation interpolation) {
   std::vector<DrawnOp> drawn;
   if (policy.kind == AugmentPolicy::Kind::kNone) return drawn;
   SplitMix64 rng(key);
+  if (policy.kind == AugmentPolicy::Kind::kTrivial) return {draw_trivial_augment(rng, interpolation)};
   for (const PolicyOp* spec : chosen_ops(policy, rng)) {
     DrawnOp op;
     if (draw_op(*spec, policy, interpolation, rng, op)) drawn.push_back(op);
@@ -151,6 +236,11 @@ void apply_augment_op(PixelView image, const DrawnOp& op, const uint8_t* fill) {
     case AugmentOp::kTranslateYRel: return affine(image, 1, 0, 0, 0, 1, v * image.height, r, fill);
     case AugmentOp::kDesaturate: return enhance_color(image, std::clamp(1.0 - v, 0.0, 1.0));
     case AugmentOp::kGaussianBlurRand: return gaussian_blur(image, v);
+    case AugmentOp::kTorchvisionShearX: return torchvision_affine(image, 0, 0, 0, 0, degrees_of(std::atan(v)), 0, r, fill);
+    case AugmentOp::kTorchvisionShearY: return torchvision_affine(image, 0, 0, 0, 0, 0, degrees_of(std::atan(v)), r, fill);
+    case AugmentOp::kTorchvisionTranslateX: return torchvision_affine(image, image.width * 0.5, image.height * 0.5, v, 0, 0, 0, r, fill);
+    case AugmentOp::kTorchvisionTranslateY: return torchvision_affine(image, image.width * 0.5, image.height * 0.5, 0, v, 0, 0, r, fill);
+    case AugmentOp::kIdentity: return;
   }
 }
 

@@ -164,6 +164,91 @@ uint8_t bicubic_sample(PixelView in, double xin, double yin, int channel) {
   return out <= 0.0 ? 0 : out >= 255.0 ? 255 : static_cast<uint8_t>(out);
 }
 
+// Pillow's COORD: truncation, -1 for anything left of 0.
+int coord(double v) { return v < 0.0 ? -1 : static_cast<int>(v); }
+
+void copy_pixel(PixelView in, int x, int y, uint8_t* out) {
+  const uint8_t* from = in.data + (static_cast<int64_t>(y) * in.width + x) * in.channels;
+  std::copy(from, from + in.channels, out);
+}
+
+// ImagingScaleAffine: no rotation or shear, so columns and rows map independently; the positions
+// accumulate in floating point as Pillow's loop adds them.
+void nearest_scale(PixelView in, PixelView out, const double m[6]) {
+  std::vector<int> columns(static_cast<size_t>(out.width), 0);
+  int first = out.width, end = 0;
+  double xo = m[2] + m[0] * 0.5;
+  for (int x = 0; x < out.width; ++x, xo += m[0]) {
+    const int xin = coord(xo);
+    if (xin >= 0 && xin < in.width) {
+      end = x + 1;
+      first = std::min(first, x);
+      columns[static_cast<size_t>(x)] = xin;
+    }
+  }
+  double yo = m[5] + m[4] * 0.5;
+  for (int y = 0; y < out.height; ++y, yo += m[4]) {
+    const int yin = coord(yo);
+    if (yin < 0 || yin >= in.height) continue;
+    for (int x = first; x < end; ++x)
+      copy_pixel(in, columns[static_cast<size_t>(x)], yin, out.data + (static_cast<int64_t>(y) * out.width + x) * out.channels);
+  }
+}
+
+bool fits_fixed_point(const double m[6], int x, int y) {
+  return std::fabs(x * m[0] + y * m[1] + m[2]) < 32768.0 && std::fabs(x * m[3] + y * m[4] + m[5]) < 32768.0;
+}
+
+// affine_fixed: 16.16 fixed point, rounded once from the matrix, stepped by integer additions.
+void nearest_fixed(PixelView in, PixelView out, const double m[6]) {
+  const auto fix = [](double v) { return static_cast<int32_t>(std::floor(v * 65536.0 + 0.5)); };
+  const int32_t a0 = fix(m[0]), a1 = fix(m[1]), a3 = fix(m[3]), a4 = fix(m[4]);
+  int32_t a2 = fix(m[2] + m[0] * 0.5 + m[1] * 0.5), a5 = fix(m[5] + m[3] * 0.5 + m[4] * 0.5);
+  for (int y = 0; y < out.height; ++y, a2 += a1, a5 += a4) {
+    int32_t xx = a2, yy = a5;
+    for (int x = 0; x < out.width; ++x, xx += a0, yy += a3) {
+      const int xin = xx >> 16, yin = yy >> 16;  // arithmetic shifts: floor, as Pillow's
+      if (xin >= 0 && xin < in.width && yin >= 0 && yin < in.height)
+        copy_pixel(in, xin, yin, out.data + (static_cast<int64_t>(y) * out.width + x) * out.channels);
+    }
+  }
+}
+
+// The floating-point loop Pillow keeps for matrices beyond the fixed-point range.
+void nearest_float(PixelView in, PixelView out, const double m[6]) {
+  double xo = m[2] + m[1] * 0.5 + m[0] * 0.5, yo = m[5] + m[4] * 0.5 + m[3] * 0.5;
+  for (int y = 0; y < out.height; ++y, xo += m[1], yo += m[4]) {
+    double xx = xo, yy = yo;
+    for (int x = 0; x < out.width; ++x, xx += m[0], yy += m[3]) {
+      const int xin = coord(xx), yin = coord(yy);
+      if (xin >= 0 && xin < in.width && yin >= 0 && yin < in.height)
+        copy_pixel(in, xin, yin, out.data + (static_cast<int64_t>(y) * out.width + x) * out.channels);
+    }
+  }
+}
+
+// ImagingTransformAffine with NEAREST, into an image already filled with the fill colour.
+void nearest_affine(PixelView in, PixelView out, const double m[6]) {
+  if (m[1] == 0 && m[3] == 0) return nearest_scale(in, out, m);
+  const int w = out.width, h = out.height;
+  if (fits_fixed_point(m, 0, 0) && fits_fixed_point(m, w, h) && fits_fixed_point(m, 0, h) && fits_fixed_point(m, w, 0))
+    return nearest_fixed(in, out, m);
+  nearest_float(in, out, m);
+}
+
+// Image.transpose: ROTATE_90 (counter-clockwise), ROTATE_180 or ROTATE_270, by quarter turns.
+void transpose(PixelView image, int quarter_turns) {
+  const std::vector<uint8_t> source(image.data, image.data + image.size());
+  const PixelView in{const_cast<uint8_t*>(source.data()), image.width, image.height, image.channels};
+  const int w = image.width, h = image.height;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int sx = quarter_turns == 1 ? w - 1 - y : quarter_turns == 2 ? w - 1 - x : y;
+      const int sy = quarter_turns == 1 ? x : quarter_turns == 2 ? h - 1 - y : h - 1 - x;
+      copy_pixel(in, sx, sy, image.data + (static_cast<int64_t>(y) * w + x) * image.channels);
+    }
+}
+
 // Python's round(v, 15), as Image.rotate rounds its matrix.
 double round15(double v) { return std::nearbyint(v * 1e15) / 1e15; }
 
@@ -249,6 +334,10 @@ void enhance_sharpness(PixelView image, double factor) { blend_from(smoothed(ima
 void affine_transform(PixelView image, const double m[6], Resample resample, const uint8_t* fill) {
   const std::vector<uint8_t> source(image.data, image.data + image.size());
   const PixelView in{const_cast<uint8_t*>(source.data()), image.width, image.height, image.channels};
+  if (resample == Resample::kNearest) {
+    for (int64_t i = 0; i < image.size(); ++i) image.data[i] = fill[i % image.channels];
+    return nearest_affine(in, image, m);
+  }
   const auto sample = resample == Resample::kBicubic ? bicubic_sample : bilinear_sample;
   uint8_t* out = image.data;
   for (int y = 0; y < image.height; ++y)
@@ -264,6 +353,8 @@ void rotate(PixelView image, double degrees, Resample resample, const uint8_t* f
   degrees = std::fmod(degrees, 360.0);
   if (degrees < 0) degrees += 360.0;
   if (degrees == 0) return;
+  if (degrees == 180 || ((degrees == 90 || degrees == 270) && image.width == image.height))
+    return transpose(image, static_cast<int>(degrees / 90));
   const double angle = -(degrees * (M_PI / 180.0)),  // -math.radians(degrees)
                cx = image.width / 2.0, cy = image.height / 2.0;
   double m[6] = {round15(std::cos(angle)), round15(std::sin(angle)), 0.0, round15(-std::sin(angle)), round15(std::cos(angle)), 0.0};

@@ -15,7 +15,7 @@ struct PixelView {
   int64_t size() const { return static_cast<int64_t>(width) * height * channels; }
 };
 
-enum class Resample { kBilinear, kBicubic };
+enum class Resample { kBilinear, kBicubic, kNearest };
 
 // ImageOps: per-channel look-up tables.
 void auto_contrast(PixelView image);
@@ -32,9 +32,11 @@ void enhance_brightness(PixelView image, double factor); // degenerate: black
 void enhance_sharpness(PixelView image, double factor);  // degenerate: ImageFilter.SMOOTH of it
 
 // Image.transform(AFFINE): output pixel (x, y) samples the input at matrix * (x + 0.5, y + 0.5, 1);
-// pixels that map outside the input take `fill` (one value per channel).
+// pixels that map outside the input take `fill` (one value per channel). Nearest takes Pillow's
+// three paths: pure scaling, 16.16 fixed point, and floating point beyond the fixed range.
 void affine_transform(PixelView image, const double matrix[6], Resample resample, const uint8_t* fill);
-// Image.rotate(degrees) about the centre, counter-clockwise, without expanding the canvas.
+// Image.rotate(degrees) about the centre, counter-clockwise, without expanding the canvas; 180
+// degrees (and 90 or 270 on a square) are Pillow's exact transposes.
 void rotate(PixelView image, double degrees, Resample resample, const uint8_t* fill);
 
 // ImageFilter.GaussianBlur(radius): three extended box blurs per direction.

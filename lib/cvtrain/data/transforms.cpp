@@ -113,8 +113,10 @@ void pad_and_crop(cv::Mat& image, int padding, int dx, int dy) {
 // timm applies only without a policy or beside 3-Augment.
 void apply_automatic_augmentation(const AugmentSpec& a, uint64_t key, const std::vector<uint8_t>& fill, PixelView image) {
   if (a.auto_augment.kind == AugmentPolicy::Kind::kNone && a.color_jitter <= 0) return;
-  std::vector<uint8_t> gray(static_cast<size_t>(image.channels), 128);
-  const uint8_t* fill_values = fill.size() == static_cast<size_t>(image.channels) ? fill.data() : gray.data();
+  // timm fills with the mean colour (gray without one); torchvision's TrivialAugmentWide with black.
+  const bool black = a.auto_augment.kind == AugmentPolicy::Kind::kTrivial;
+  std::vector<uint8_t> plain(static_cast<size_t>(image.channels), black ? 0 : 128);
+  const uint8_t* fill_values = !black && fill.size() == static_cast<size_t>(image.channels) ? fill.data() : plain.data();
   for (const DrawnOp& op : draw_augment_ops(a.auto_augment, key, a.aa_interpolation)) apply_augment_op(image, op, fill_values);
   if (a.color_jitter <= 0 || !jitters_with(a.auto_augment)) return;
   constexpr uint64_t kJitterStream = 0x6a6974746572ULL;

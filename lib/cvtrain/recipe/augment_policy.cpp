@@ -14,14 +14,15 @@ namespace {
 
 using Op = AugmentOp;
 
-constexpr std::array<const char*, 24> kOpNames{
+constexpr std::array<const char*, 29> kOpNames{
     "AutoContrast", "Equalize", "Invert", "Rotate",
     "Posterize", "PosterizeIncreasing", "PosterizeOriginal",
     "Solarize", "SolarizeIncreasing", "SolarizeAdd",
     "Color", "ColorIncreasing", "Contrast", "ContrastIncreasing",
     "Brightness", "BrightnessIncreasing", "Sharpness", "SharpnessIncreasing",
     "ShearX", "ShearY", "TranslateXRel", "TranslateYRel",
-    "Desaturate", "GaussianBlurRand"};
+    "Desaturate", "GaussianBlurRand",
+    "TorchvisionShearX", "TorchvisionShearY", "TorchvisionTranslateX", "TorchvisionTranslateY", "Identity"};
 
 // _RAND_TRANSFORMS and _RAND_INCREASING_TRANSFORMS.
 const std::vector<Op> kRandOps{Op::kAutoContrast, Op::kEqualize, Op::kInvert, Op::kRotate, Op::kPosterize,
@@ -177,9 +178,12 @@ AugmentPolicy parse_augment_policy(const std::string& text) {
   if (sections[0] == "rand") policy = parse_rand(text, sections);
   else if (sections[0] == "original") policy = parse_table(text, sections, kOriginalPolicy);
   else if (sections[0] == "3a") policy = parse_table(text, sections, k3aPolicy);
+  else if (sections[0] == "ta_wide" && sections.size() == 1) policy.kind = AugmentPolicy::Kind::kTrivial;
+  else if (sections[0] == "ta_wide")
+    fail(text, fmt::format("unknown section '{}'; ta_wide (TrivialAugmentWide) takes none", sections[1]));
   else
     fail(text, fmt::format("'{}' is not a policy; expected rand-... (RandAugment, e.g. rand-m9-mstd0.5-inc1), original "
-                           "(AutoAugment's ImageNet policy) or 3a (DeiT III's three-augment)",
+                           "(AutoAugment's ImageNet policy), 3a (DeiT III's three-augment) or ta_wide (TrivialAugmentWide)",
                            sections[0]));
   policy.spelled = text;
   return policy;

@@ -1,5 +1,5 @@
 // Automatic augmentation policies as timm spells them ("rand-m9-mstd0.5-inc1", "original", "3a"),
-// parsed into the ops, probabilities and magnitudes that data/auto_augment draws from. Torch- and
+// and torchvision's TrivialAugmentWide ("ta_wide"), parsed into the ops, probabilities and magnitudes that data/auto_augment draws from. Torch- and
 // YAML-free, so a recipe's policy is checked when the recipe loads.
 #pragma once
 
@@ -19,6 +19,9 @@ enum class AugmentOp {
   kBrightness, kBrightnessIncreasing, kSharpness, kSharpnessIncreasing,
   kShearX, kShearY, kTranslateXRel, kTranslateYRel,
   kDesaturate, kGaussianBlurRand,
+  // torchvision's _apply_op: shear by a factor about the origin, translate by whole pixels about
+  // the centre (its affine matrix), and Identity.
+  kTorchvisionShearX, kTorchvisionShearY, kTorchvisionTranslateX, kTorchvisionTranslateY, kIdentity,
 };
 
 const char* augment_op_name(AugmentOp op);
@@ -31,7 +34,7 @@ struct PolicyOp {
 };
 
 struct AugmentPolicy {
-  enum class Kind { kNone, kRand, kAuto };
+  enum class Kind { kNone, kRand, kAuto, kTrivial };
   Kind kind = Kind::kNone;
   std::string spelled;  // the recipe's text; empty: no automatic augmentation
   // kRand (RandAugment): num_layers ops drawn from `ops` with replacement, or by `weights`
@@ -43,6 +46,8 @@ struct AugmentPolicy {
   std::vector<std::vector<PolicyOp>> sub_policies;
   double magnitude_std = 0;   // Gaussian noise on each magnitude; infinity: uniform in [0, magnitude]
   double magnitude_max = 10;  // magnitudes are clipped to [0, magnitude_max]
+  // kTrivial (TrivialAugmentWide): one of torchvision's 14 ops, uniformly, at one of its 31 magnitude
+  // bins, negated half the time for the signed ops; the tables are torchvision's (data/auto_augment).
 };
 
 // Parses timm's policy string:
@@ -51,6 +56,7 @@ struct AugmentPolicy {
 //                  mmax<int> magnitude bound (10), inc<0|1> increasing ops, t<weights|3a|3aw> op set
 //   original[-mstd<float>]  AutoAugment's ImageNet policy
 //   3a[-mstd<float>]        DeiT III's three-augment: solarize, grayscale or Gaussian blur
+//   ta_wide                 torchvision's TrivialAugmentWide (nearest resampling, black fill, as torchvision)
 // An empty text is no policy. Throws std::invalid_argument naming the part it cannot read.
 AugmentPolicy parse_augment_policy(const std::string& text);
 
