@@ -79,6 +79,37 @@ TEST_CASE("zero1, zero2 and fsdp equal ddp with SGD and AdamW, accumulation and 
   CHECK(epoch_value(dir, "mlp_adamw_zero1", "param_mb") == Approx(ddp_params).epsilon(0.01));
 }
 
+// train.ema averages what the optimizer updates, so under zero1/zero2/fsdp each rank holds only
+// its shard of the average; gathered for evaluation and checkpoints, it must be ddp's.
+TEST_CASE("train.ema under zero1, zero2 and fsdp averages each rank's shard and equals ddp's average", "[e2e][ranks]") {
+  TempDir dir;
+  const std::string ema = " data.max_samples=384 data.max_val_samples=256 train.global_batch=64 train.micro_batch=16 train.epochs=1"
+                          " train.log_every=1 distributed.nproc_per_node=2 optim.name=adamw optim.lr=0.01 train.ema.decay=0.8";
+  // Exit 0, or 75 where the run is stopped by a signal after saving a checkpoint.
+  const auto run_of = [&](const std::string& name, const std::string& extra, int expected = 0) {
+    return "$CVTRAIN --recipe $RECIPE" + ema + extra + " distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file(name) +
+           " >> " + dir.file(name + ".log") + " 2>&1; test $? -eq " + std::to_string(expected) + " || { echo \"" + name + " failed\"; tail -5 " +
+           dir.file(name + ".log") + "; }\n";
+  };
+  std::string script;
+  for (const char* strategy : kStrategies) script += run_of(strategy, std::string(" strategy=") + strategy);
+  // Stopped under fsdp after 3 steps, resumed under zero2 from the checkpoint it left.
+  script += "CVTRAIN_STOP_AT_STEP=3 " + run_of("moved", " strategy=fsdp", 75) + run_of("moved", " strategy=zero2");
+  const Run run = shell(script, dir);
+  INFO(run.output);
+  REQUIRE(run.output.find("failed") == std::string::npos);
+  const auto average = [&](const std::string& name) { return dir.file(name + "/checkpoints/step-00000006/ema.safetensors"); };
+  const double ddp_top1 = epoch_value(dir, "ddp", "top1_ema");
+  CHECK(ddp_top1 > 0.3);  // the average of a model that learns
+  for (const char* strategy : {"zero1", "zero2", "fsdp"}) {
+    INFO(strategy);
+    CHECK(max_checkpoint_difference(average("ddp"), average(strategy)) < 1e-5);
+    CHECK(epoch_value(dir, strategy, "top1_ema") == Approx(ddp_top1).margin(0.01));
+  }
+  CHECK(max_checkpoint_difference(average("fsdp"), average("moved")) < 1e-5);
+  CHECK(read_text(average("ddp")) != read_text(dir.file("ddp/checkpoints/step-00000006/model.safetensors")));
+}
+
 // What lets scripts/gpu_check.sh try NCCL's all-gather and reduce-scatter on a single GPU.
 TEST_CASE("at world size 1 zero1, zero2 and fsdp run a real process group and step as single does", "[e2e]") {
   TempDir dir;

@@ -46,6 +46,10 @@ class Strategy {
   virtual ParameterGroups optimizer_parameters() = 0;
   // Whether each rank holds a disjoint part of the gradient (global norms need an all-reduce).
   virtual bool gradients_sharded() const { return false; }
+  // Collective: after optimizer_parameters()' tensors were written outside a step (train.ema's
+  // average swapped in), the model's parameters follow them (zero1/zero2: the shards all-gathered;
+  // fsdp gathers from its shards anyway; single, ddp: they are the parameters).
+  virtual void publish_optimizer_parameters() {}
 
   // ---- whole-model access (collective: every rank calls them together)
   // fsdp: gathers every parameter for evaluation or saving, until release_parameters().

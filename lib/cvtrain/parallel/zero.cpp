@@ -65,6 +65,8 @@ class ZeroStrategy : public ShardedStrategy {
     for (auto& pending : in_flight) pending->wait();
   }
 
+  void publish_optimizer_parameters() override { after_step(); }
+
   NamedTensors model_state() override { return detached_model_state(model_); }
 
   // The shards are views of the parameters' buffers, so they follow.

@@ -583,9 +583,6 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
                                          name_of(r.optim.name), name_of(r.strategy)));
   if (r.optim.layer_decay > 0 && (r.strategy == StrategyKind::kZero1 || r.strategy == StrategyKind::kZero2 || r.strategy == StrategyKind::kFsdp))
     check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
-  if (r.train.ema.decay > 0 && r.strategy == StrategyKind::kFsdp)
-    check.fail("train.ema", "fsdp holds only shards of the weights, and the weight average is kept whole; use zero2 "
-                            "(sharded gradients and optimizer state) with train.ema, or set train.ema.decay: 0");
   if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)
     check.fail("augment.repeats", fmt::format("{} copies do not fit in a global batch of {}", r.augment.repeats, r.train.global_batch));
   const RandomErasingSpec& erasing = r.augment.random_erasing;

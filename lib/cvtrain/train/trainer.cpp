@@ -98,7 +98,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
       trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
       interval_loss_(run_.device) {
-  if (recipe_.train.ema.decay > 0) ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.model);
+  if (recipe_.train.ema.decay > 0) ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.strategy, *run_.model);
 }
 
 // Collective; with train.ema the average goes into the checkpoint too.
