@@ -119,3 +119,22 @@ TEST_CASE("ConvNeXts match timm's parameter counts and names", "[models]") {
   CHECK(tiny->named_buffers().is_empty());
   CHECK(tiny->is_convolutional());
 }
+
+TEST_CASE("ResNet drop-path: no parameters of its own, nothing in evaluation, whole branches dropped in training", "[models]") {
+  ModelSpec dropping = spec("resnet18", 5, 32, true);
+  dropping.drop_path = 0.5;
+  torch::manual_seed(3);
+  auto plain = build_model(spec("resnet18", 5, 32, true), 3);
+  torch::manual_seed(3);
+  auto with_drop = build_model(dropping, 3);
+  const auto a = plain->parameters(), b = with_drop->parameters();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) REQUIRE(at::equal(a[i], b[i]));
+  const at::Tensor images = at::randn({4, 3, 32, 32});
+  plain->eval();
+  with_drop->eval();
+  CHECK(at::equal(plain->forward(images), with_drop->forward(images)));
+  plain->train();
+  with_drop->train();
+  CHECK_FALSE(at::allclose(plain->forward(images), with_drop->forward(images)));
+}

@@ -71,6 +71,10 @@ TEST_CASE("checkpointed ResNet blocks give the plain gradients and count BatchNo
     if (name.find("num_batches_tracked") != std::string::npos) CHECK(buffer.item<int64_t>() == 1);
 }
 
+TEST_CASE("checkpointed ResNet blocks with drop-path replay the same random masks", "[models]") {
+  check_same(train_step(spec("resnet18", 32, 0.5), false, 32), train_step(spec("resnet18", 32, 0.5), true, 32));
+}
+
 TEST_CASE("checkpointed ViT blocks with drop-path replay the same random masks", "[models]") {
   check_same(train_step(spec("vit_tiny_patch16", 32, 0.5), false, 32), train_step(spec("vit_tiny_patch16", 32, 0.5), true, 32));
 }

@@ -8,7 +8,7 @@
 namespace cvtrain {
 namespace {
 
-ArchTraits resnet(const std::string& name) { return ArchTraits{name, "ResNets", true, false, true, 0, KeyNames::kTorchvision}; }
+ArchTraits resnet(const std::string& name) { return ArchTraits{name, "ResNets", true, true, true, 0, KeyNames::kTorchvision}; }
 ArchTraits vit(const std::string& name) { return ArchTraits{name, "ViTs", false, true, true, 16, KeyNames::kTimm}; }
 ArchTraits convnext(const std::string& name) { return ArchTraits{name, "ConvNeXts", false, true, true, 0, KeyNames::kTimm}; }
 

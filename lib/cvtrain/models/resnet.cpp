@@ -1,6 +1,7 @@
 // ResNet-18/34/50/101 with torchvision's layout, parameter names and initialisation, so weights move
 // between cvtrain and torchvision unchanged. `model.small_stem` swaps the 7x7/2 stem and max-pool
-// for a 3x3/1 stem, the usual choice for 32-pixel images.
+// for a 3x3/1 stem, the usual choice for 32-pixel images; `model.drop_path` drops each block's
+// residual branch as timm's ResNet does (ResNet strikes back), rising linearly over the blocks.
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -11,6 +12,7 @@
 
 #include "cvtrain/models/architectures.h"
 #include "cvtrain/models/batch_norm.h"
+#include "cvtrain/models/layers.h"
 #include "cvtrain/models/recompute.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -26,7 +28,8 @@ nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
 // BasicBlock (expansion 1) and Bottleneck (expansion 4, stride on the 3x3 as in torchvision v1.5).
 class BlockImpl : public nn::Module, public RecomputableBlock {
  public:
-  BlockImpl(int64_t in, int64_t planes, int64_t stride, bool bottleneck) : bottleneck_(bottleneck) {
+  BlockImpl(int64_t in, int64_t planes, int64_t stride, bool bottleneck, double drop_path)
+      : bottleneck_(bottleneck), drop_path_(drop_path) {
     const int64_t out = planes * (bottleneck ? 4 : 1);
     if (bottleneck) {
       conv1_ = register_module("conv1", conv(in, planes, 1, 1));
@@ -48,11 +51,13 @@ class BlockImpl : public nn::Module, public RecomputableBlock {
     at::Tensor y = bn1_(conv1_(x)).relu_();
     y = bn2_(conv2_(y));
     if (bottleneck_) y = bn3_(conv3_(y.relu_()));
+    y = drop_path(y, drop_path_, is_training());  // timm: after the last norm, before the shortcut is added
     return (y += identity).relu_();
   }
 
  private:
   bool bottleneck_;
+  double drop_path_;
   nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, conv3_{nullptr};
   SyncableBatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr};
   nn::Sequential downsample_{nullptr};
@@ -68,11 +73,14 @@ class ResNet : public Classifier {
     conv1_ = register_module("conv1", small_stem_ ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2));
     bn1_ = register_module("bn1", SyncableBatchNorm2d(64));
     int64_t in = 64;
+    int64_t total = 0;
+    for (int64_t n : blocks) total += n;
+    const std::vector<double> rates = drop_path_rates(spec.drop_path, total);
     for (int stage = 0; stage < 4; ++stage) {
       const int64_t planes = int64_t{64} << stage;
       nn::Sequential layer;
       for (int64_t b = 0; b < blocks[stage]; ++b) {
-        blocks_.push_back(Block(in, planes, b == 0 && stage > 0 ? 2 : 1, bottleneck));
+        blocks_.push_back(Block(in, planes, b == 0 && stage > 0 ? 2 : 1, bottleneck, rates[blocks_.size()]));
         layer->push_back(blocks_.back());
         in = planes * (bottleneck ? 4 : 1);
       }
