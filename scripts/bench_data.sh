@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Input pipeline against torchvision, same machine, same run: images per second for decode,
+# Input pipeline against torchvision and timm, same machine, same run: images per second for decode,
 # RandomResizedCrop 224 (scale 0.08-1), horizontal flip and uint8 batches of 256, with 1 and 2
 # workers (cvtrain: threads; torchvision: DataLoader worker processes with ImageFolder + PIL); then
-# the evaluation view (Resize 256 + CenterCrop 224, the same pixels on both sides) with 2 workers.
+# the evaluation view (Resize 256 + CenterCrop 224, the same pixels on both sides) with 2 workers;
+# then the augmented view of the DeiT and ConvNeXt recipes (RandAugment rand-m9-mstd0.5-inc1 and
+# random erasing 0.25, normalised float batches) against timm's own transform and loader
+# (scripts/bench_data/timm_pipeline.py) with 1 and 2 workers. The policy is clipped at magnitude 9
+# (mmax9): at 10, which the noise reaches, timm's PosterizeIncreasing asks Pillow 13 for 0 bits
+# and its loader stops with a ValueError.
 # The images: 2,560 JPEGs around 500x375 at quality 90, random crops and flips of the photographs
 # scikit-image ships (scripts/bench_data/make_images.py), cached under $CVTRAIN_HOME.
-#   scripts/bench_data.sh            ROUNDS=3 BATCHES=10 COUNT=2560 to change the defaults
+#   scripts/bench_data.sh            ROUNDS=3 BATCHES=10 COUNT=2560 to change the defaults,
+#                                    VIEWS="train eval augmented" to time some of the views
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh > /dev/null
@@ -20,26 +26,46 @@ echo "$COUNT JPEGs in $IMAGES ($(du -sh "$IMAGES" | cut -f1)); batch 256, Random
 echo "best of $ROUNDS alternating rounds per side; $(nproc) cores"
 
 RESULTS=$(mktemp)
-# view workers [--eval]
-for run in "train 1" "train 2" "eval 2 --eval"; do
-  read -r view workers flag <<< "$run"
+POLICY=rand-m9-mstd0.5-inc1-mmax9
+ERASING=0.25
+VIEWS=${VIEWS:-train eval augmented}
+RUNS=()
+for run in "train 1" "train 2" "eval 2" "augmented 1" "augmented 2"; do
+  [[ " $VIEWS " == *" ${run% *} "* ]] && RUNS+=("$run")
+done
+# view workers
+for run in "${RUNS[@]}"; do
+  read -r view workers <<< "$run"
+  case $view in
+    train) ours=(); reference=(torchvision scripts/bench_data/torchvision_pipeline.py) ;;
+    eval) ours=(--eval); reference=(torchvision scripts/bench_data/torchvision_pipeline.py --eval) ;;
+    augmented) ours=(--auto-augment "$POLICY" --random-erasing "$ERASING")
+               reference=(timm scripts/bench_data/timm_pipeline.py --auto-augment "$POLICY" --random-erasing "$ERASING") ;;
+  esac
   for round in $(seq "$ROUNDS"); do
     # Alternate the sides so drift on a shared machine hits both.
-    echo "cvtrain $view $workers $(./build/apps/cvtrain data bench "$IMAGES" --workers "$workers" --batch 256 --batches "$BATCHES" $flag --json)" >> "$RESULTS"
-    echo "torchvision $view $workers $("$PYTHON" scripts/bench_data/torchvision_pipeline.py "$IMAGES" --workers "$workers" --batch 256 --batches "$BATCHES" $flag)" >> "$RESULTS"
+    # A side that fails stops the benchmark (set -e) rather than leaving a hole in the table.
+    ours_result=$(./build/apps/cvtrain data bench "$IMAGES" --workers "$workers" --batch 256 --batches "$BATCHES" "${ours[@]}" --json)
+    echo "cvtrain $view $workers $ours_result" >> "$RESULTS"
+    reference_result=$("$PYTHON" "${reference[@]:1}" "$IMAGES" --workers "$workers" --batch 256 --batches "$BATCHES")
+    echo "${reference[0]} $view $workers $reference_result" >> "$RESULTS"
   done
 done
 
 "$PYTHON" - "$RESULTS" <<'PY'
 import json, sys
-best = {}
+best, reference = {}, {}
 for line in open(sys.argv[1]):
     side, view, workers, blob = line.split(" ", 3)
     key = (side, view, int(workers))
     best[key] = max(best.get(key, 0), json.loads(blob)["images_per_s"])
-print(f"\n{'view':>5} {'workers':>7} {'cvtrain img/s':>14} {'torchvision img/s':>18} {'cvtrain/torchvision':>20}")
-for view, w in (("train", 1), ("train", 2), ("eval", 2)):
-    c, t = best[("cvtrain", view, w)], best[("torchvision", view, w)]
-    print(f"{view:>5} {w:>7} {c:>14.0f} {t:>18.0f} {c / t:>19.2f}x")
+    if side != "cvtrain":
+        reference[view] = side
+print(f"\n{'view':>9} {'workers':>7} {'cvtrain img/s':>14} {'reference':>11} {'img/s':>7} {'cvtrain/reference':>18}")
+for view, w in (("train", 1), ("train", 2), ("eval", 2), ("augmented", 1), ("augmented", 2)):
+    if ("cvtrain", view, w) not in best:
+        continue
+    c, t = best[("cvtrain", view, w)], best[(reference[view], view, w)]
+    print(f"{view:>9} {w:>7} {c:>14.0f} {reference[view]:>11} {t:>7.0f} {c / t:>17.2f}x")
 PY
 rm -f "$RESULTS"

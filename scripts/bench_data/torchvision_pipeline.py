@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torchvision's side of scripts/bench_data.sh: ImageFolder + PIL + DataLoader doing what
 `cvtrain data bench` does (decode, RandomResizedCrop, horizontal flip, uint8 batch; with --eval
-Resize(size / 0.875) + CenterCrop(size), as `cvtrain data bench --eval`).
+Resize(floor(size / 0.875)) + CenterCrop(size), as `cvtrain data bench --eval`).
 
 PILToTensor keeps the batch uint8 as cvtrain's loader does (normalisation happens on the device
 in both), so neither side pays for float conversion on the CPU.
@@ -9,12 +9,12 @@ in both), so neither side pays for float conversion on the CPU.
 Prints one JSON object like `cvtrain data bench --json`.
 """
 import argparse
-import json
-import time
+import math
 
 import torch
-from torch.utils.data import DataLoader
 from torchvision import datasets, transforms
+
+from loader_timing import print_loader_rate
 
 
 def main():
@@ -28,25 +28,12 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.eval:
-        view = [transforms.Resize(round(args.image_size / 0.875)), transforms.CenterCrop(args.image_size)]
+        view = [transforms.Resize(math.floor(args.image_size / 0.875)), transforms.CenterCrop(args.image_size)]
     else:
         view = [transforms.RandomResizedCrop(args.image_size, scale=(0.08, 1.0)), transforms.RandomHorizontalFlip()]
     transform = transforms.Compose([*view, transforms.PILToTensor()])
     data = datasets.ImageFolder(args.root, transform=transform)
-    loader = DataLoader(data, batch_size=args.batch, shuffle=True, drop_last=True, num_workers=args.workers,
-                        prefetch_factor=4, persistent_workers=True)
-    images, done, start = 0, 0, None
-    while done <= args.batches:
-        for batch, _ in loader:
-            if done == 0:
-                start = time.perf_counter()  # the first batch pays for worker start-up
-            else:
-                images += batch.shape[0]
-            done += 1
-            if done > args.batches:
-                break
-    seconds = time.perf_counter() - start
-    print(json.dumps({"images_per_s": images / seconds, "images": images, "seconds": seconds, "workers": args.workers}))
+    print_loader_rate(data, args.batch, args.workers, args.batches)
 
 
 if __name__ == "__main__":
