@@ -186,6 +186,10 @@ run() {
   synthetic_case bf16_convnext_tiny_b128 model.arch=convnext_tiny precision=bf16 train.global_batch=128 optim.name=adamw optim.lr=1e-3
   synthetic_case bf16_vit_b16_b128_grad_checkpointing model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
+  echo "== optimizer kernels: optim.implementation=fused (ATen's _fused_sgd_ / _fused_adamw_) against the foreach rows above"
+  synthetic_case bf16_resnet50_b256_fused model.arch=resnet50 precision=bf16 train.global_batch=256 optim.lr=0.1 optim.implementation=fused
+  synthetic_case bf16_vit_b16_b128_fused model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
+    optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0 optim.implementation=fused
   echo "== cuDNN autotuning (train.cudnn_benchmark, off above), and PyTorch's own loop with the same settings (scripts/gpu_reference.py)"
   for precision in bf16 fp16; do
     synthetic_case "${precision}_resnet50_b256_cudnn_benchmark" model.arch=resnet50 precision=$precision train.global_batch=256 \

@@ -26,65 +26,12 @@
 #include <type_traits>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/optim/fused_optimizers.h"
+#include "cvtrain/optim/groupwise_update.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
 namespace {
-
-// The parameters of a group that have gradients, with their gradients. The tensors themselves
-// (not detached copies, whose TensorImpl differs): the state is keyed by the parameter's.
-struct Updated {
-  std::vector<at::Tensor> params, grads;
-};
-Updated with_gradients(torch::optim::OptimizerParamGroup& group) {
-  Updated updated;
-  for (const at::Tensor& p : group.params())
-    if (p.grad().defined()) {
-      updated.params.push_back(p);
-      updated.grads.push_back(p.grad());
-    }
-  return updated;
-}
-
-// The learning-rate scale of each parameter group (layer decay), for set_learning_rate.
-class ScaledGroups {
- public:
-  virtual ~ScaledGroups() = default;
-  std::vector<double> lr_scales;
-};
-
-// A LibTorch optimizer whose step() is update() per parameter group, without autograd.
-template <class Base>
-class GroupwiseUpdate : public Base, public ScaledGroups {
- public:
-  using Base::Base;
-
-  at::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override {
-    at::Tensor loss;
-    if (closure) {
-      at::AutoGradMode enable_grad(true);
-      loss = closure();
-    }
-    torch::NoGradGuard no_grad;
-    for (auto& group : this->param_groups()) update(group);
-    return loss;
-  }
-
- protected:
-  virtual void update(torch::optim::OptimizerParamGroup& group) = 0;
-};
-
-// Adam moments in AdamW's state type (so checkpoints and strategies treat both alike).
-torch::optim::AdamWParamState& adam_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& p) {
-  std::unique_ptr<torch::optim::OptimizerParamState>& slot = optimizer.state()[p.unsafeGetTensorImpl()];
-  if (!slot) {
-    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-    fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-    fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-    slot = std::move(fresh);
-  }
-  return static_cast<torch::optim::AdamWParamState&>(*slot);
-}
 
 // LibTorch's AdamW and SGD state and options, with the update of Python's torch.optim: the
 // multi-tensor ("foreach") path, which is its default on CUDA and computes the same elementwise
@@ -343,6 +290,10 @@ std::unique_ptr<torch::optim::Optimizer> make_grouped(const std::vector<GroupPla
   return made;
 }
 
+// optim.implementation: auto stays on the multi-tensor path, bit for bit torch.optim's default;
+// fused is faster (README, "Optimizer kernels") but equal only within float rounding.
+bool fused(const OptimSpec& spec) { return spec.implementation == OptimImplementation::kFused; }
+
 }  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& parameters) {
@@ -355,6 +306,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
                                                               .weight_decay(wd));
     };
     if (spec.name == OptimizerKind::kLamb) return make_grouped<Lamb>(plans, options, torch::optim::AdamWOptions(spec.lr), spec);
+    if (fused(spec)) return make_grouped<FusedAdamW>(plans, options, torch::optim::AdamWOptions(spec.lr), spec);
     return make_grouped<ForeachAdamW>(plans, options, torch::optim::AdamWOptions(spec.lr), spec);
   }
   auto options = [&](double wd) {
@@ -362,6 +314,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, 
         torch::optim::SGDOptions(spec.lr).momentum(spec.momentum).nesterov(spec.nesterov).weight_decay(wd));
   };
   if (spec.name == OptimizerKind::kLars) return make_grouped<Lars>(plans, options, torch::optim::SGDOptions(spec.lr), spec);
+  if (fused(spec)) return make_grouped<FusedSgd>(plans, options, torch::optim::SGDOptions(spec.lr), spec);
   return make_grouped<ForeachSgd>(plans, options, torch::optim::SGDOptions(spec.lr), spec);
 }
 
@@ -373,6 +326,7 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
 }
 
 StateFields optimizer_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& tensor) {
+  if (auto* device_scaled = dynamic_cast<DeviceGradScaling*>(&optimizer)) device_scaled->refresh_host_steps();
   const auto it = optimizer.state().find(tensor.unsafeGetTensorImpl());
   if (it == optimizer.state().end()) return {};
   if (const auto* adamw = dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get()))

@@ -22,6 +22,17 @@ namespace cvtrain {
 
 struct OptimSpec;
 
+// An optimizer that takes fp16's loss scale on the device (optim.implementation: fused): the next
+// step() divides the gradients by `grad_scale` inside its kernel and changes nothing where
+// `found_inf` is nonzero, so no host synchronisation decides a skipped step.
+class DeviceGradScaling {
+ public:
+  virtual ~DeviceGradScaling() = default;
+  virtual void scale_next_step(const at::Tensor& grad_scale, const at::Tensor& found_inf) = 0;
+  // Brings host-side state (AdamW's step counts) up to date with the device; a synchronisation.
+  virtual void refresh_host_steps() {}
+};
+
 // Whether weight decay applies: weights of rank >= 2, except ViT's pos_embed and cls_token (timm's rule).
 bool decays(const std::string& name, const at::Tensor& parameter);
 

@@ -18,6 +18,7 @@ enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAu
 enum class DeviceKind { kAuto, kCpu, kCuda };
 enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
 enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
+enum class OptimImplementation { kAuto, kForeach, kFused };
 enum class ScheduleKind { kCosine, kStep, kConstant };
 enum class ResumeMode { kAuto, kNone, kFolder };
 enum class ProfileTool { kKineto, kNsys };
@@ -47,6 +48,10 @@ struct EnumNames<DataFormat> {
 template <>
 struct EnumNames<OptimizerKind> {
   static constexpr std::array<const char*, 4> names{"sgd", "adamw", "lamb", "lars"};
+};
+template <>
+struct EnumNames<OptimImplementation> {
+  static constexpr std::array<const char*, 3> names{"auto", "foreach", "fused"};
 };
 template <>
 struct EnumNames<ScheduleKind> {
@@ -180,6 +185,10 @@ struct OptimSpec {
   bool trust_clip = false;     // lamb, lars: trust ratio clipped at 1 (LARC for lars)
   double trust_coeff = 0.001;  // lars: the trust coefficient
   double layer_decay = 0;      // fine-tuning: layer i of n learns at lr x layer_decay^(n-1-i) (timm's --layer-decay); 0 = off
+  // sgd, adamw: foreach (torch.optim's multi-tensor path, bit for bit) or fused (ATen's _fused_sgd_ /
+  // _fused_adamw_: one kernel per group, equal within float rounding); auto: foreach, torch.optim's
+  // default, which the parity tests hold bit for bit (README, "Optimizer kernels")
+  OptimImplementation implementation = OptimImplementation::kAuto;
 };
 
 struct ScheduleSpec {

@@ -394,6 +394,7 @@ const std::vector<Field>& schema() {
       field(KEY(optim.trust_clip)),
       field(KEY(optim.trust_coeff), positive()),
       field(KEY(optim.layer_decay), in_range(0, 1)),
+      field(KEY(optim.implementation)),
       field(KEY(schedule.name)),
       field(KEY(schedule.warmup_epochs), at_least(0)),
       field(KEY(schedule.warmup_lr)),
@@ -581,6 +582,8 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
     check.fail("optim.name", fmt::format("{}'s trust ratio needs each parameter's whole norm, and {} updates flat shards that "
                                          "cut across parameters; use single or ddp with it",
                                          name_of(r.optim.name), name_of(r.strategy)));
+  if (r.optim.implementation == OptimImplementation::kFused && trust_ratio)
+    check.fail("optim.implementation", fmt::format("ATen has fused kernels for sgd and adamw, not {}; use foreach or auto", name_of(r.optim.name)));
   if (r.optim.layer_decay > 0 && (r.strategy == StrategyKind::kZero1 || r.strategy == StrategyKind::kZero2 || r.strategy == StrategyKind::kFsdp))
     check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
   if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)
