@@ -1,5 +1,5 @@
 // cvtrain's command line: CLI11 lives only here. Subcommands train (default), check, models,
-// launch, data, eval, export, report and preflight; recipe mistakes exit 2, runtime failures exit 1.
+// launch, data, eval, export, report, preflight and sweep; recipe mistakes exit 2, runtime failures exit 1.
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -30,6 +31,7 @@
 #include "cvtrain/observe/run_report.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/sweep/sweep_runner.h"
 #include "cvtrain/train/export.h"
 #include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_builder.h"
@@ -152,6 +154,31 @@ int run_eval(const EvalArgs& args, int argc, char** argv) {
   return 0;
 }
 
+struct SweepArgs {
+  RecipeArgs recipe;
+  std::string space, out;
+};
+
+// `cvtrain sweep`: every trial an ordinary cvtrain run of this executable, a few at a time.
+int run_sweep_command(const SweepArgs& args) {
+  cvtrain::SweepOptions options;
+  options.recipe = args.recipe.recipe;
+  options.overrides = args.recipe.overrides;
+  options.space_file = args.space;
+  options.folder = args.out;
+  options.executable = own_executable();
+  options.visible_gpus = cvtrain::visible_cuda_devices();
+  options.cores = std::max(1u, std::thread::hardware_concurrency());
+  const cvtrain::SweepSummary summary = cvtrain::run_sweep(options);
+  std::printf("%s", summary.table.c_str());
+  cvtrain::log::info("{}: {} trial(s) done, {} failed, {} to continue; results in {}/results.md{}", summary.folder, summary.done,
+                     summary.failed, summary.stopped, summary.folder,
+                     summary.best_trial.empty() ? "" : fmt::format("; best: {} ({:.4f})", summary.best_trial, *summary.best_metric));
+  if (summary.stopped == 0) return 0;
+  cvtrain::log::info("the sweep stopped before every trial finished; run the same command again to continue it");
+  return cvtrain::kExitPreempted;
+}
+
 struct LaunchArgs {
   cvtrain::LaunchPlan plan;
   double grace_s = 10;
@@ -272,6 +299,7 @@ int run_cli(int argc, char** argv) {
                "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
                "  cvtrain report RUN [--out FILE.html]                      one HTML page: curves, step breakdown, ranks, verdicts\n"
                "  cvtrain preflight --recipe FILE [KEY=VALUE ...]           measure ranks, links and input pipeline before training\n"
+               "  cvtrain sweep --recipe FILE --space S.yaml [KEY=VALUE ...]  trials over a search space, a few at a time\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"
                "after saving a checkpoint (run again to resume).",
                "cvtrain"};
@@ -388,6 +416,15 @@ int run_cli(int argc, char** argv) {
                 "the resolved recipe and provenance. Works on a run still going (from what it has written so far)");
   report_cmd->add_option("run", report_args.run, "A run folder (the recipe's `output`)")->required();
   report_cmd->add_option("--out,-o", report_args.out, "The HTML file (default: RUN/report.html)");
+  SweepArgs sweep_args;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", "Hyperparameter search: trials of the recipe with values from a search space file (grid, random or tpe), each an\n"
+               "ordinary run folder under the sweep's folder, `parallel` at a time on this machine's GPUs (gpus_per_trial each) or\n"
+               "cores. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial and resumes the\n"
+               "interrupted ones. Writes SWEEP/sweep.jsonl and SWEEP/results.md (best first)");
+  add_recipe_args(*sweep_cmd, sweep_args.recipe, true);
+  sweep_cmd->add_option("--space,-s", sweep_args.space, "The search space YAML file (see README, \"Sweeps\")")->required()->check(CLI::ExistingFile);
+  sweep_cmd->add_option("--out,-o", sweep_args.out, "The sweep's folder (default: the recipe's output + _sweep)");
   app.require_subcommand(0, 1);
 
   try {
@@ -405,6 +442,7 @@ int run_cli(int argc, char** argv) {
     if (*preview_cmd) return run_data_preview(load(preview_recipe), preview);
     if (*bench_cmd) return run_data_bench(data_args);
     if (*eval_cmd) return run_eval(eval_args, argc, argv);
+    if (*sweep_cmd) return run_sweep_command(sweep_args);
     if (*export_cmd) return run_export(export_args);
     if (*report_cmd) return run_report(report_args);
     if (*preflight_cmd) return run_preflight_only(preflight_args, argc, argv);

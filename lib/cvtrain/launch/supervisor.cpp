@@ -16,14 +16,13 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <map>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
+#include "cvtrain/launch/child_environment.h"
 #include "cvtrain/launch/heartbeat.h"
 
-extern char** environ;
 
 namespace cvtrain {
 namespace {
@@ -83,27 +82,6 @@ struct Child {
 // The descriptor number the progress pipe gets in a rank (announced in CVTRAIN_PROGRESS_FD).
 constexpr int kProgressFd = 3;
 
-// The child's environment: ours, with the rank's variables replacing any of the same name.
-std::vector<std::string> child_environment(const RankProcess& rank) {
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  for (const auto& [name, value] : rank.env) merged[name] = value;
-  std::vector<std::string> out;
-  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
-  return out;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
 Child start(const RankProcess& rank) {
   int fds[2], progress[2];
   if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(progress, O_CLOEXEC) != 0)
@@ -111,8 +89,8 @@ Child start(const RankProcess& rank) {
   // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
   RankProcess with_progress = rank;
   with_progress.env.emplace_back("CVTRAIN_PROGRESS_FD", std::to_string(kProgressFd));
-  std::vector<std::string> argv_strings = rank.argv, env_strings = child_environment(with_progress);
-  std::vector<char*> argv = pointers(argv_strings), envp = pointers(env_strings);
+  std::vector<std::string> argv_strings = rank.argv, env_strings = child_environment(with_progress.env);
+  std::vector<char*> argv = exec_pointers(argv_strings), envp = exec_pointers(env_strings);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw Error(fmt::format("supervisor: cannot start {}: {}", rank.label, std::strerror(errno)));

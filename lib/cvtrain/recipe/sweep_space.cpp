@@ -1,0 +1,169 @@
+// load_sweep_space: one pass over the YAML, every problem collected with its line, then thrown at once.
+#include "cvtrain/recipe/sweep_space.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
+
+namespace cvtrain {
+namespace {
+
+struct Problems {
+  std::string file;
+  std::vector<std::string> list;
+  void add(const YAML::Node& at, const std::string& key, const std::string& message) {
+    list.push_back(fmt::format("{}:{}: {}: {}", file, at.Mark().line + 1, key, message));
+  }
+};
+
+std::string yaml_text(const YAML::Node& value) {
+  YAML::Emitter out;
+  out << YAML::Flow << value;
+  return out.c_str();
+}
+
+// {uniform: [a, b]}, {loguniform: [a, b]}, {int: [a, b]}, {choice: [...]} (also {grid: [...]}), or a
+// plain list (a choice).
+void read_dimension(const std::string& key, const YAML::Node& node, SweepSpace& space, Problems& problems) {
+  SearchDimension d;
+  d.key = key;
+  YAML::Node values = node;
+  std::string kind = "choice";
+  if (node.IsMap()) {
+    if (node.size() != 1) {
+      problems.add(node, key, "expected one of {choice: [...]}, {grid: [...]}, {uniform: [lo, hi]}, {loguniform: [lo, hi]}, {int: [lo, hi]}");
+      return;
+    }
+    kind = node.begin()->first.as<std::string>();
+    values = node.begin()->second;
+  } else if (!node.IsSequence()) {
+    problems.add(node, key, fmt::format("'{}' is one value, not a search; give a list of choices or a range", yaml_text(node)));
+    return;
+  }
+  if (kind == "choice" || kind == "grid") {
+    if (!values.IsSequence() || values.size() == 0) {
+      problems.add(values, key, fmt::format("{} needs a non-empty list", kind));
+      return;
+    }
+    for (const auto& v : values) d.choices.push_back(yaml_text(v));
+    space.dimensions.push_back(d);
+    return;
+  }
+  const std::vector<std::string> ranges{"uniform", "loguniform", "int"};
+  if (std::find(ranges.begin(), ranges.end(), kind) == ranges.end()) {
+    const std::string guess = closest_match(kind, {"choice", "grid", "uniform", "loguniform", "int"});
+    problems.add(node, key, fmt::format("'{}' is not a kind of search (choice, grid, uniform, loguniform, int){}", kind,
+                                        guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    return;
+  }
+  if (!values.IsSequence() || values.size() != 2) {
+    problems.add(values, key, fmt::format("{} needs [low, high]", kind));
+    return;
+  }
+  try {
+    d.low = values[0].as<double>();
+    d.high = values[1].as<double>();
+  } catch (const YAML::Exception&) {
+    problems.add(values, key, fmt::format("{} needs two numbers, got {}", kind, yaml_text(values)));
+    return;
+  }
+  d.kind = kind == "uniform" ? SearchDimension::Kind::kUniform : kind == "loguniform" ? SearchDimension::Kind::kLogUniform : SearchDimension::Kind::kInt;
+  if (!(d.low < d.high) && !(d.kind == SearchDimension::Kind::kInt && d.low == d.high))
+    problems.add(values, key, fmt::format("the range [{}, {}] is empty; low must be below high", d.low, d.high));
+  else if (d.kind == SearchDimension::Kind::kLogUniform && d.low <= 0)
+    problems.add(values, key, fmt::format("loguniform needs a low end above 0, got {}", d.low));
+  else if (d.kind == SearchDimension::Kind::kInt && (d.low != static_cast<double>(static_cast<int64_t>(d.low)) ||
+                                                     d.high != static_cast<double>(static_cast<int64_t>(d.high))))
+    problems.add(values, key, fmt::format("int needs whole numbers, got [{}, {}]", d.low, d.high));
+  space.dimensions.push_back(d);
+}
+
+// The node of `key`, or the file's root when the key is absent (for the line of a message).
+YAML::Node node_or_root(const YAML::Node& root, const char* key) { return root[key] ? root[key] : root; }
+
+template <class T>
+void read_scalar(const YAML::Node& root, const char* key, T& target, Problems& problems) {
+  if (!root[key]) return;
+  try {
+    target = root[key].as<T>();
+  } catch (const YAML::Exception&) {
+    problems.add(root[key], key, fmt::format("cannot read '{}'", yaml_text(root[key])));
+  }
+}
+
+}  // namespace
+
+SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys) {
+  YAML::Node loaded;
+  try {
+    loaded = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw RecipeError({fmt::format("{}: cannot read the search space file", path)});
+  } catch (const YAML::Exception& e) {
+    throw RecipeError({fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg)});
+  }
+  const YAML::Node root = loaded;  // const: looking a key up never adds it
+  SweepSpace space;
+  space.file = path;
+  Problems problems{path, {}};
+  if (!root.IsMap()) throw RecipeError({fmt::format("{}: expected a map with space:, metric:, sampler:, trials:, parallel:", path)});
+  const std::vector<std::string> sections{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial"};
+  for (const auto& item : root) {
+    const std::string name = item.first.as<std::string>();
+    if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
+      const std::string guess = closest_match(name, sections);
+      problems.add(item.first, name, fmt::format("not a key of a search space file ({}){}", join(sections, ", "),
+                                                  guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    }
+  }
+  const YAML::Node dims = root["space"];
+  if (!dims || !dims.IsMap() || dims.size() == 0) {
+    problems.add(dims ? dims : root, "space", "needs at least one recipe key to search, e.g. optim.lr: {loguniform: [1.0e-4, 1.0e-1]}");
+  } else {
+    for (const auto& item : dims) {
+      const std::string key = item.first.as<std::string>();
+      if (std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
+        const std::string guess = closest_match(key, known_keys);
+        problems.add(item.first, key, fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
+        continue;
+      }
+      read_dimension(key, item.second, space, problems);
+    }
+  }
+  read_scalar(root, "metric", space.metric, problems);
+  space.maximize = space.metric.find("loss") == std::string::npos;
+  if (root["mode"]) {
+    const std::string mode = root["mode"].as<std::string>("");
+    if (mode == "max" || mode == "min")
+      space.maximize = mode == "max";
+    else
+      problems.add(root["mode"], "mode", fmt::format("'{}' is not max or min", mode));
+  }
+  if (root["sampler"]) {
+    const std::string sampler = root["sampler"].as<std::string>("");
+    if (sampler == "grid") space.sampler = SweepSampler::kGrid;
+    else if (sampler == "random") space.sampler = SweepSampler::kRandom;
+    else if (sampler == "tpe") space.sampler = SweepSampler::kTpe;
+    else problems.add(root["sampler"], "sampler", fmt::format("'{}' is not grid, random or tpe", sampler));
+  }
+  read_scalar(root, "trials", space.trials, problems);
+  read_scalar(root, "parallel", space.parallel, problems);
+  read_scalar(root, "seed", space.seed, problems);
+  read_scalar(root, "gpus_per_trial", space.gpus_per_trial, problems);
+  if (space.trials < 0 || (space.trials == 0 && space.sampler != SweepSampler::kGrid))
+    problems.add(node_or_root(root, "trials"), "trials", fmt::format("{} trials; give at least 1 (0, the whole grid, only with sampler: grid)", space.trials));
+  if (space.parallel < 1) problems.add(node_or_root(root, "parallel"), "parallel", fmt::format("must be at least 1, got {}", space.parallel));
+  if (space.gpus_per_trial < 1) problems.add(node_or_root(root, "gpus_per_trial"), "gpus_per_trial", fmt::format("must be at least 1, got {}", space.gpus_per_trial));
+  if (space.sampler == SweepSampler::kGrid)
+    for (const SearchDimension& d : space.dimensions)
+      if (d.kind != SearchDimension::Kind::kChoice)
+        problems.add(dims[d.key], d.key, "sampler: grid searches lists of values only; give {grid: [...]} or use random or tpe");
+  if (!problems.list.empty()) throw RecipeError(problems.list);
+  return space;
+}
+
+}  // namespace cvtrain

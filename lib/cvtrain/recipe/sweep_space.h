@@ -1,0 +1,39 @@
+// A sweep's search space file (`cvtrain sweep --space S.yaml`): which recipe keys to search and
+// how (choice lists, grids, uniform, loguniform, integer ranges), the metric and its direction,
+// the sampler, the trial budget and how many run at once. Torch-free; yaml-cpp stays in recipe/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cvtrain {
+
+struct SearchDimension {
+  enum class Kind { kChoice, kUniform, kLogUniform, kInt };
+  std::string key;                   // a recipe key, dotted ("optim.lr")
+  Kind kind = Kind::kChoice;
+  std::vector<std::string> choices;  // kChoice: YAML values as written ("0.1", "resnet18", "[0.9, 0.95]")
+  double low = 0, high = 0;          // the ranges, both ends included
+};
+
+enum class SweepSampler { kGrid, kRandom, kTpe };
+
+struct SweepSpace {
+  std::string file;                      // for messages
+  std::vector<SearchDimension> dimensions;
+  std::string metric = "top1";           // a field of metrics.jsonl's epoch records
+  bool maximize = true;                  // mode: max | min (default: min for a metric named *loss*)
+  SweepSampler sampler = SweepSampler::kRandom;
+  int64_t trials = 8;                    // grid: 0 = the whole grid
+  int64_t parallel = 1;                  // trials at once
+  uint64_t seed = 0;
+  int64_t gpus_per_trial = 1;            // on a GPU machine; on CPUs the cores are split among the parallel trials
+};
+
+// Reads and checks the file: every key a recipe key (`known_keys`), every range non-empty and in
+// order (loguniform above 0), grid only over choices. Throws RecipeError listing every problem with
+// file:line and key.
+SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys);
+
+}  // namespace cvtrain

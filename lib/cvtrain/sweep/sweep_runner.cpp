@@ -1,0 +1,377 @@
+// The sweep's loop: plan (or read back) each trial's values, check every candidate recipe, then
+// keep `parallel` trials running, recording each end in sweep.jsonl as it comes.
+#include "cvtrain/sweep/sweep_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/json_reader.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/text.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/launch/process_pool.h"
+#include "cvtrain/launch/stop_request.h"
+#include "cvtrain/models/arch_traits.h"
+#include "cvtrain/observe/provenance.h"
+#include "cvtrain/observe/run_history.h"
+#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/sweep/trial_sampler.h"
+
+namespace cvtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitStopped = 75;  // a trial stopped by a signal after its checkpoint (core/error.h's kExitPreempted)
+
+enum class Status { kPending, kRunning, kDone, kFailed, kStopped };
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::kPending: return "pending";
+    case Status::kRunning: return "running";
+    case Status::kDone: return "done";
+    case Status::kFailed: return "failed";
+    case Status::kStopped: return "stopped";
+  }
+  return "?";
+}
+
+struct Trial {
+  int64_t index = 0;
+  Assignment values;
+  Status status = Status::kPending;
+  int exit_code = 0;
+  std::optional<double> metric;
+  std::string message;
+  double seconds = 0;
+  bool logged_start = false;  // sweep.jsonl has its start (from this or an earlier run)
+};
+
+std::string trial_name(int64_t index) { return fmt::format("trial-{:04d}", index); }
+
+std::string values_json(const Assignment& values) {
+  std::vector<std::string> members;
+  for (const auto& [key, value] : values) members.push_back(json_string(key) + ": " + json_string(value));
+  return "{" + join(members, ", ") + "}";
+}
+
+class SweepLog {
+ public:
+  explicit SweepLog(std::string path) : path_(std::move(path)) {}
+  void started(const Trial& t) {
+    append(fmt::format("{{\"event\": \"start\", \"trial\": {}, \"values\": {}, \"time\": {}}}", t.index, values_json(t.values), json_string(utc_now())));
+  }
+  void ended(const Trial& t) {
+    append(fmt::format("{{\"event\": \"end\", \"trial\": {}, \"status\": {}, \"exit_code\": {}, \"metric\": {}, \"seconds\": {:.1f}, "
+                       "\"message\": {}, \"time\": {}}}",
+                       t.index, json_string(status_name(t.status)), t.exit_code, t.metric ? fmt::format("{:.10g}", *t.metric) : "null",
+                       t.seconds, json_string(t.message), json_string(utc_now())));
+  }
+  // The trials an earlier run of the sweep started, with how each ended (if it did).
+  std::map<int64_t, Trial> read() const {
+    std::map<int64_t, Trial> trials;
+    std::ifstream in(path_);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (line.empty()) continue;
+      JsonValue record;
+      try {
+        record = parse_json(line, fmt::format("{}:{}", path_, number));
+      } catch (const Error&) {
+        if (in.peek() == EOF) break;  // a line cut by a kill: the trial simply runs again
+        throw;
+      }
+      const auto index = static_cast<int64_t>(record.number("trial").value_or(-1));
+      Trial& t = trials[index];
+      t.index = index;
+      if (record.text("event") == "start") {
+        t.values.clear();
+        for (const auto& [key, value] : record["values"].object()) t.values.emplace_back(key, value.string().value_or(""));
+        t.logged_start = true;
+        t.status = Status::kPending;
+      } else {
+        const std::string status = record.text("status");
+        t.status = status == "done" ? Status::kDone : status == "failed" ? Status::kFailed : Status::kStopped;
+        t.exit_code = static_cast<int>(record.number("exit_code").value_or(0));
+        t.metric = record.number("metric");
+        t.message = record.text("message");
+        t.seconds = record.number("seconds").value_or(0);
+      }
+    }
+    return trials;
+  }
+
+ private:
+  void append(const std::string& line) const {
+    std::ofstream out(path_, std::ios::app);
+    out << line << "\n";
+    if (!out) throw Error(fmt::format("{}: cannot append to the sweep's log", path_));
+  }
+  std::string path_;
+};
+
+// The trial's metric: its last epoch's value of `metric`; nullopt when none reported it.
+std::optional<double> final_metric(const std::string& folder, const std::string& metric) {
+  try {
+    const RunHistory history = read_run_history(folder);
+    for (auto it = history.epochs.rbegin(); it != history.epochs.rend(); ++it)
+      if (auto value = it->number(metric)) return value;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
+// The last line of the trial's output that says what went wrong.
+std::string failure_message(const std::string& log_file, int exit_code) {
+  std::ifstream in(log_file);
+  std::string line, last_error, last;
+  while (std::getline(in, line)) {
+    if (line.find("error:") != std::string::npos) last_error = line;
+    if (!line.empty()) last = line;
+  }
+  const std::string what = !last_error.empty() ? last_error : last;
+  return fmt::format("exit code {}{}", exit_code, what.empty() ? "" : ": " + what);
+}
+
+std::vector<std::string> trial_overrides(const SweepOptions& o, const Trial& t, const std::string& folder) {
+  std::vector<std::string> overrides = o.overrides;
+  for (const std::string& v : overrides_of(t.values)) overrides.push_back(v);
+  overrides.push_back("output=" + (fs::path(folder) / trial_name(t.index)).string());
+  return overrides;
+}
+
+// Loads a trial's recipe as `cvtrain check` does; its problems prefixed with the trial's values.
+void check_trial(const SweepOptions& o, const SweepSpace& space, const Trial& t, const std::string& folder,
+                 std::vector<std::string>& problems) {
+  LoadOptions load;
+  load.overrides = trial_overrides(o, t, folder);
+  load.check_model = model_problems;
+  load.visible_gpus = o.visible_gpus > 0 ? static_cast<int>(space.gpus_per_trial) : 0;  // what each trial sees
+  try {
+    const Recipe recipe = load_recipe(o.recipe, load);
+    const bool evaluated = space.metric.find("top") == 0 || space.metric.find("val_") == 0;
+    if (evaluated && recipe.data.val.empty())
+      problems.push_back(fmt::format("{}: metric: '{}' is measured on data.val, which the recipe does not have", space.file, space.metric));
+  } catch (const RecipeError& e) {
+    for (const std::string& p : e.problems())
+      problems.push_back(fmt::format("{} ({}): {}", trial_name(t.index), join(overrides_of(t.values), " "), p));
+  }
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << text;
+    if (!out) throw Error(fmt::format("{}: cannot write", temporary));
+  }
+  fs::rename(temporary, path);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// results.md: the trials by their metric, best first; failed and unfinished ones after.
+std::string results_table(const SweepSpace& space, const std::vector<Trial>& trials) {
+  std::vector<const Trial*> order;
+  for (const Trial& t : trials) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [&](const Trial* a, const Trial* b) {
+    if (a->metric.has_value() != b->metric.has_value()) return a->metric.has_value();
+    if (!a->metric) return false;
+    return space.maximize ? *a->metric > *b->metric : *a->metric < *b->metric;
+  });
+  std::string header = "| | trial | status | " + space.metric + " |";
+  std::string rule = "|---:|---|---|---:|";
+  for (const SearchDimension& d : space.dimensions) {
+    header += " `" + d.key + "` |";
+    rule += "---|";
+  }
+  header += " seconds | note |\n";
+  rule += "---:|---|\n";
+  std::string rows;
+  int rank = 0;
+  for (const Trial* t : order) {
+    rows += fmt::format("| {} | {} | {} | {} |", t->metric ? std::to_string(++rank) : "", trial_name(t->index), status_name(t->status),
+                        t->metric ? fmt::format("{:.4f}", *t->metric) : "—");
+    for (const auto& [key, value] : t->values) rows += " " + value + " |";
+    rows += fmt::format(" {:.0f} | {} |\n", t->seconds, t->status == Status::kFailed ? t->message : "");
+  }
+  return header + rule + rows;
+}
+
+Trial planned(int64_t index, Assignment values) {
+  Trial t;
+  t.index = index;
+  t.values = std::move(values);
+  return t;
+}
+
+// Which trials the sweep has: as planned by the sampler, the logged ones as they were logged.
+std::vector<Trial> plan_trials(const SweepSpace& space, const std::map<int64_t, Trial>& logged) {
+  std::vector<Trial> trials;
+  if (space.sampler == SweepSampler::kGrid) {
+    const std::vector<Assignment> grid = grid_assignments(space);
+    const size_t count = space.trials > 0 ? std::min<size_t>(static_cast<size_t>(space.trials), grid.size()) : grid.size();
+    for (size_t i = 0; i < count; ++i) trials.push_back(planned(static_cast<int64_t>(i), grid[i]));
+  } else {
+    for (int64_t i = 0; i < space.trials; ++i)
+      trials.push_back(planned(i, space.sampler == SweepSampler::kRandom ? random_assignment(space, i) : Assignment{}));
+  }
+  for (Trial& t : trials) {
+    const auto it = logged.find(t.index);
+    if (it == logged.end()) continue;
+    const Trial& before = it->second;
+    if (space.sampler != SweepSampler::kTpe && before.logged_start && before.values != t.values)
+      throw Error(fmt::format("{} of this sweep ran with {}, but the space now gives {}; start the changed sweep in another folder (--out)",
+                              trial_name(t.index), join(overrides_of(before.values), " "), join(overrides_of(t.values), " ")));
+    t = before;
+  }
+  return trials;
+}
+
+std::vector<ScoredTrial> scored(const SweepSpace& space, const std::vector<Trial>& trials) {
+  std::vector<ScoredTrial> out;
+  for (const Trial& t : trials)
+    if (t.status == Status::kDone || t.status == Status::kFailed)
+      out.push_back(ScoredTrial{t.values, t.metric ? std::optional<double>(space.maximize ? *t.metric : -*t.metric) : std::nullopt});
+  return out;
+}
+
+// Where trial slot `slot` runs: its GPUs, or its share of the cores.
+std::vector<std::pair<std::string, std::string>> placement(const SweepOptions& o, const SweepSpace& space, int64_t slot, int64_t parallel) {
+  if (o.visible_gpus > 0) {
+    std::vector<std::string> visible;
+    if (const char* set = std::getenv("CUDA_VISIBLE_DEVICES")) {
+      std::stringstream list(set);
+      for (std::string id; std::getline(list, id, ',');) visible.push_back(id);
+    }
+    std::vector<std::string> mine;
+    for (int64_t g = 0; g < space.gpus_per_trial; ++g) {
+      const auto index = static_cast<size_t>(slot * space.gpus_per_trial + g);
+      mine.push_back(index < visible.size() ? visible[index] : std::to_string(index));
+    }
+    return {{"CUDA_VISIBLE_DEVICES", join(mine, ",")}};
+  }
+  return {{"OMP_NUM_THREADS", std::to_string(std::max<int64_t>(1, static_cast<int64_t>(o.cores) / parallel))}};
+}
+
+}  // namespace
+
+SweepSummary run_sweep(const SweepOptions& o) {
+  const SweepSpace space = load_sweep_space(o.space_file, recipe_keys());
+  LoadOptions base;
+  base.overrides = o.overrides;
+  base.check_paths = false;
+  const std::string folder = !o.folder.empty() ? o.folder : load_recipe(o.recipe, base).output + "_sweep";
+  fs::create_directories(folder);
+  const std::string space_copy = (fs::path(folder) / "space.yaml").string();
+  if (fs::exists(space_copy) && read_text(space_copy) != read_text(o.space_file))
+    throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, o.space_file));
+  SweepLog log((fs::path(folder) / "sweep.jsonl").string());
+  std::vector<Trial> trials = plan_trials(space, log.read());
+
+  int64_t parallel = space.parallel;
+  if (o.visible_gpus > 0) {
+    const int64_t slots = std::max<int64_t>(1, o.visible_gpus / space.gpus_per_trial);
+    if (parallel > slots)
+      log::warn("{} GPU(s) hold {} trial(s) of {} GPU(s) at once, not {}", o.visible_gpus, slots, space.gpus_per_trial, parallel);
+    parallel = std::min(parallel, slots);
+  }
+  // Every candidate the sweep can know now, checked before anything runs (TPE's as they come).
+  std::vector<std::string> problems;
+  for (const Trial& t : trials)
+    if (!t.values.empty() && (t.status == Status::kPending || t.status == Status::kStopped))
+      check_trial(o, space, t, folder, problems);
+  if (!problems.empty()) throw RecipeError(problems);
+  write_atomically(space_copy, read_text(o.space_file));
+
+  install_stop_handlers();
+  ProcessPool pool;
+  std::map<int, std::pair<Trial*, int64_t>> running;  // pid -> trial, slot
+  std::vector<int64_t> free_slots;
+  for (int64_t s = parallel - 1; s >= 0; --s) free_slots.push_back(s);
+  std::map<int, Stopwatch> clocks;
+  size_t next = 0;
+  const auto start_next = [&]() -> bool {
+    while (next < trials.size() && (trials[next].status == Status::kDone || trials[next].status == Status::kFailed)) ++next;
+    if (next >= trials.size() || free_slots.empty() || stop_requested()) return false;
+    Trial& t = trials[next++];
+    if (t.values.empty()) {  // TPE: drawn now, from what has finished
+      t.values = tpe_assignment(space, t.index, scored(space, trials));
+      std::vector<std::string> late;
+      check_trial(o, space, t, folder, late);
+      if (!late.empty()) {
+        t.status = Status::kFailed;
+        t.message = late.front();
+        log.started(t);
+        log.ended(t);
+        return true;
+      }
+    }
+    const int64_t slot = free_slots.back();
+    free_slots.pop_back();
+    std::vector<std::string> argv{o.executable, "--recipe", o.recipe};
+    for (const std::string& v : trial_overrides(o, t, folder)) argv.push_back(v);
+    argv.push_back(fmt::format("distributed.master_port={}", 29700 + 13 * slot));
+    const std::string trial_log = (fs::path(folder) / (trial_name(t.index) + ".log")).string();
+    const int pid = pool.start(ChildSpec{argv, placement(o, space, slot, parallel), trial_log});
+    if (!t.logged_start) log.started(t);
+    t.logged_start = true;
+    t.status = Status::kRunning;
+    running[pid] = {&t, slot};
+    clocks[pid] = Stopwatch();
+    log::info("{} started: {}", trial_name(t.index), join(overrides_of(t.values), " "));
+    return true;
+  };
+  while (true) {
+    while (start_next()) {
+    }
+    if (pool.running() == 0) break;
+    const ChildExit exit = pool.wait_any();
+    auto [trial, slot] = running.at(exit.pid);
+    running.erase(exit.pid);
+    free_slots.push_back(slot);
+    Trial& t = *trial;
+    t.exit_code = exit.exit_code;
+    t.seconds += clocks[exit.pid].seconds();
+    t.metric = final_metric((fs::path(folder) / trial_name(t.index)).string(), space.metric);
+    const std::string trial_log = (fs::path(folder) / (trial_name(t.index) + ".log")).string();
+    t.status = exit.exit_code == 0 ? Status::kDone : exit.exit_code == kExitStopped ? Status::kStopped : Status::kFailed;
+    t.message = t.status == Status::kFailed ? failure_message(trial_log, exit.exit_code) : "";
+    log.ended(t);
+    if (t.status == Status::kFailed)
+      log::warn("{} failed ({}); the sweep goes on", trial_name(t.index), t.message);
+    else
+      log::info("{} {}{}", trial_name(t.index), status_name(t.status), t.metric ? fmt::format(": {} {:.4f}", space.metric, *t.metric) : "");
+  }
+
+  SweepSummary summary;
+  summary.folder = folder;
+  for (const Trial& t : trials) {
+    summary.done += t.status == Status::kDone;
+    summary.failed += t.status == Status::kFailed;
+    summary.stopped += t.status == Status::kStopped || t.status == Status::kPending;
+    if (t.metric && (!summary.best_metric || (space.maximize ? *t.metric > *summary.best_metric : *t.metric < *summary.best_metric))) {
+      summary.best_metric = t.metric;
+      summary.best_trial = (fs::path(folder) / trial_name(t.index)).string();
+    }
+  }
+  summary.table = results_table(space, trials);
+  write_atomically((fs::path(folder) / "results.md").string(),
+                   fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, o.space_file, space.maximize ? "max" : "min", space.metric,
+                               summary.table));
+  return summary;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,39 @@
+// `cvtrain sweep`: trials of a recipe with the search space's values, each an ordinary cvtrain run
+// folder under the sweep's folder, run a few at a time on this machine's GPUs (gpus_per_trial
+// each, by CUDA_VISIBLE_DEVICES) or cores (shared out by OMP_NUM_THREADS). Every candidate recipe
+// is checked as `cvtrain check` would before any trial starts. sweep.jsonl records each trial's
+// start and end; started again, a sweep reruns no finished trial and lets an interrupted one
+// resume from its checkpoint. results.md lists the trials, best first. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cvtrain {
+
+struct SweepOptions {
+  std::string recipe;                  // the recipe every trial starts from
+  std::vector<std::string> overrides;  // KEY=VALUE for every trial, before the searched values
+  std::string space_file;
+  std::string folder;                  // the sweep's folder; empty: the recipe's output + "_sweep"
+  std::string executable;              // cvtrain itself, which runs each trial
+  int visible_gpus = 0;
+  unsigned cores = 1;
+};
+
+struct SweepSummary {
+  std::string folder;
+  int64_t done = 0, failed = 0, stopped = 0;  // stopped: interrupted, to continue on the next start
+  std::string best_trial;                     // its folder; empty when no trial reported the metric
+  std::optional<double> best_metric;
+  std::string table;                          // results.md's table
+};
+
+// Throws RecipeError for a bad space or a candidate recipe that does not load (before any trial
+// starts, naming the trial's values and the key); Error when the folder holds a sweep of another
+// space. A trial that fails is recorded with its exit code and message, and the sweep goes on.
+SweepSummary run_sweep(const SweepOptions& options);
+
+}  // namespace cvtrain

@@ -1,0 +1,37 @@
+// Which recipe values each trial of a sweep gets: the whole grid, seeded random draws (trial i is a
+// pure function of the seed and i, so a restarted sweep draws the same), or the tree-structured
+// Parzen estimator (Optuna's default): after a few random trials, each key's value is the candidate
+// that best separates the better quarter of the scored trials from the rest.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cvtrain/recipe/sweep_space.h"
+
+namespace cvtrain {
+
+// Recipe key and its value as YAML text, in the space's order: the trial's overrides.
+using Assignment = std::vector<std::pair<std::string, std::string>>;
+
+// A finished trial as the model-based sampler sees it: higher score is better (the metric, negated
+// when it is minimised); nullopt for one that failed or reported nothing.
+struct ScoredTrial {
+  Assignment assignment;
+  std::optional<double> score;
+};
+
+// Every combination of the choices, the first key varying slowest.
+std::vector<Assignment> grid_assignments(const SweepSpace& space);
+Assignment random_assignment(const SweepSpace& space, int64_t index);
+// Random for the first kTpeStartupTrials scored trials, then TPE over `finished`.
+inline constexpr size_t kTpeStartupTrials = 5;
+Assignment tpe_assignment(const SweepSpace& space, int64_t index, const std::vector<ScoredTrial>& finished);
+
+// "optim.lr=0.01 augment.mixup=0.2": as a trial's command line gets them.
+std::vector<std::string> overrides_of(const Assignment& assignment);
+
+}  // namespace cvtrain

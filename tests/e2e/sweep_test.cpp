@@ -1,0 +1,88 @@
+// End to end: `cvtrain sweep` on the quickstart, two trials at a time on this machine's cores: a
+// grid whose trials with broken data fail (recorded, the sweep goes on), a sweep stopped mid-way
+// and started again (no finished trial rerun, the interrupted ones resumed bit for bit), the
+// results best first, and a bad space refused before any trial starts.
+#include "torch_catch.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "run_shell.h"
+#include "saved_models.h"
+
+using cvtrain::testing::max_checkpoint_difference;
+using cvtrain::testing::numbers_after;
+using cvtrain::testing::read_text;
+using cvtrain::testing::shell;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+const std::string kTrial = " data.max_samples=256 data.max_val_samples=200 train.global_batch=64 train.epochs=2 data.workers=1";
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resumes where it was stopped", "[e2e][ranks]") {
+  TempDir dir;
+  dir.write("broken.gz", "this is not an IDX file");
+  const std::string space = dir.write("space.yaml", "space:\n"
+                                                    "  optim.lr: {grid: [0.02, 0.1]}\n"
+                                                    "  data.train: [/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz, " +
+                                                        dir.file("broken.gz") + "]\n"
+                                                    "sampler: grid\n"
+                                                    "trials: 0\n"
+                                                    "parallel: 2\n");
+  const std::string sweep = "$CVTRAIN sweep --recipe $RECIPE --space " + space + " --out " + dir.file("sweep") + kTrial;
+  const auto run = shell("CVTRAIN_STOP_AT_STEP=3 " + sweep + "\necho \"first exit $?\"\n" + sweep + "\necho \"second exit $?\"\n" +
+                             // With the trials' share of the cores: thread counts change how CPU kernels sum.
+                             "OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + kTrial + " optim.lr=0.1 output=" + dir.file("straight") +
+                             " > /dev/null 2>&1\n",
+                         dir);
+  INFO(run.output);
+  CHECK_THAT(run.output, Catch::Contains("first exit 75") && Catch::Contains("second exit 0"));
+  const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
+  // Four trials, each started once; the two with broken data failed once and were not run again.
+  CHECK(count_of(log, "\"event\": \"start\"") == 4);
+  CHECK(count_of(log, "\"status\": \"failed\"") == 2);
+  CHECK(count_of(log, "\"status\": \"stopped\"") == 2);
+  CHECK(count_of(log, "\"status\": \"done\"") == 2);
+  CHECK_THAT(log, Catch::Contains("\"trial\": 1, \"status\": \"failed\", \"exit_code\": 2"));
+  CHECK_THAT(read_text(dir.file("sweep/trial-0001.log")), Catch::Contains("broken.gz"));
+  // The interrupted trial continued from its checkpoint to what one straight run computes.
+  CHECK(max_checkpoint_difference(dir.file("sweep/trial-0002/checkpoints/step-00000008/model.safetensors"),
+                                  dir.file("straight/checkpoints/step-00000008/model.safetensors")) == 0);
+  // results.md: best first, and the best is the trial whose own metrics say so.
+  const std::string results = read_text(dir.file("sweep/results.md"));
+  const double top1_a = numbers_after(read_text(dir.file("sweep/trial-0000/metrics.jsonl")), "top1").back();
+  const double top1_b = numbers_after(read_text(dir.file("sweep/trial-0002/metrics.jsonl")), "top1").back();
+  const std::string best = top1_a >= top1_b ? "trial-0000" : "trial-0002";
+  std::smatch first_row;
+  REQUIRE(std::regex_search(results, first_row, std::regex(R"(\| 1 \| (trial-\d+) \| done \| ([0-9.]+) \|)")));
+  CHECK(first_row[1] == best);
+  CHECK(std::stod(first_row[2]) == Approx(std::max(top1_a, top1_b)).margin(1e-4));
+  CHECK_THAT(results, Catch::Contains("| failed |") && Catch::Contains("exit code 2"));
+}
+
+TEST_CASE("a bad search space or a candidate recipe that does not load stops a sweep before any trial", "[e2e]") {
+  TempDir dir;
+  const auto unknown = shell("$CVTRAIN sweep --recipe $RECIPE --space " + dir.write("space.yaml", "space: {optim.lrr: [0.1]}\n") +
+                                 " --out " + dir.file("sweep"),
+                             dir);
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.output, Catch::Contains("space.yaml:1: optim.lrr: not a recipe key (did you mean 'optim.lr'?)"));
+  const auto rejected = shell("$CVTRAIN sweep --recipe $RECIPE --space " +
+                                  dir.write("bad_value.yaml", "space: {optim.name: [sgd, adamm]}\nsampler: grid\ntrials: 0\n") +
+                                  " --out " + dir.file("sweep2"),
+                              dir);
+  CHECK(rejected.exit_code == 2);
+  CHECK_THAT(rejected.output, Catch::Contains("trial-0001 (optim.name=adamm)") && Catch::Contains("did you mean 'adamw'?"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("sweep2/trial-0000")));
+}

@@ -1,0 +1,127 @@
+// The search space file and the samplers: errors that name file:line and key, the grid's
+// combinations, seeded random draws within the ranges, and TPE finding better values than random
+// search at the same budget on a synthetic objective.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/sweep/trial_sampler.h"
+#include "temp_dir.h"
+
+using namespace cvtrain;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+std::vector<std::string> problems_of(const std::string& path) {
+  try {
+    load_sweep_space(path, recipe_keys());
+  } catch (const RecipeError& e) {
+    return e.problems();
+  }
+  FAIL("expected a RecipeError for " << path);
+  return {};
+}
+
+SweepSpace space_of(const std::string& text) {
+  TempDir dir;
+  return load_sweep_space(dir.write("space.yaml", text), recipe_keys());
+}
+
+}  // namespace
+
+TEST_CASE("a search space reads choices, grids and ranges, with the metric's direction", "[sweep]") {
+  const SweepSpace s = space_of(
+      "space:\n"
+      "  optim.lr: {loguniform: [1.0e-4, 1.0e-1]}\n"
+      "  optim.weight_decay: {uniform: [0, 0.1]}\n"
+      "  train.micro_batch: {int: [16, 64]}\n"
+      "  model.arch: [resnet18, resnet34]\n"
+      "metric: val_loss\n"
+      "trials: 6\n"
+      "parallel: 2\n");
+  REQUIRE(s.dimensions.size() == 4);
+  CHECK(s.dimensions[0].kind == SearchDimension::Kind::kLogUniform);
+  CHECK(s.dimensions[3].choices == std::vector<std::string>{"resnet18", "resnet34"});
+  CHECK_FALSE(s.maximize);  // a loss is minimised unless mode says otherwise
+  CHECK(s.trials == 6);
+  CHECK(s.parallel == 2);
+}
+
+TEST_CASE("a bad search space is reported at once, each problem with its line and key", "[sweep]") {
+  TempDir dir;
+  const std::string path = dir.write("space.yaml",
+                                     "space:\n"
+                                     "  optim.learning_rate: {loguniform: [1.0e-4, 1.0e-1]}\n"
+                                     "  optim.weight_decay: {uniform: [0.1, 0.1]}\n"
+                                     "  optim.lr: {loguniform: [0, 0.1]}\n"
+                                     "  augment.mixup: {choise: [0, 0.2]}\n"
+                                     "sampler: grod\n"
+                                     "paralel: 2\n");
+  const auto problems = problems_of(path);
+  REQUIRE(problems.size() == 6);
+  CHECK_THAT(problems[0], Catch::Contains(path + ":7: paralel") && Catch::Contains("did you mean 'parallel'?"));
+  CHECK_THAT(problems[1], Catch::Contains(path + ":2: optim.learning_rate: not a recipe key"));
+  CHECK_THAT(problems[2], Catch::Contains(path + ":3: optim.weight_decay: the range [0.1, 0.1] is empty"));
+  CHECK_THAT(problems[3], Catch::Contains("optim.lr: loguniform needs a low end above 0"));
+  CHECK_THAT(problems[4], Catch::Contains("augment.mixup: 'choise' is not a kind of search") && Catch::Contains("did you mean 'choice'?"));
+  CHECK_THAT(problems[5], Catch::Contains(path + ":6: sampler: 'grod' is not grid, random or tpe"));
+  CHECK_THAT(problems_of(dir.write("grid.yaml", "space: {optim.lr: {uniform: [0.1, 0.2]}}\nsampler: grid\n"))[0],
+             Catch::Contains("optim.lr: sampler: grid searches lists of values only"));
+}
+
+TEST_CASE("the grid is every combination; random draws are seeded, within the ranges, whole for int", "[sweep]") {
+  const SweepSpace grid = space_of("space: {optim.lr: {grid: [0.1, 0.2, 0.4]}, model.arch: [resnet18, resnet34]}\nsampler: grid\ntrials: 0\n");
+  const std::vector<Assignment> all = grid_assignments(grid);
+  REQUIRE(all.size() == 6);
+  CHECK(overrides_of(all[0]) == std::vector<std::string>{"optim.lr=0.1", "model.arch=resnet18"});
+  CHECK(overrides_of(all[5]) == std::vector<std::string>{"optim.lr=0.4", "model.arch=resnet34"});
+  const SweepSpace random = space_of("space: {optim.lr: {loguniform: [1.0e-4, 1.0e-1]}, train.micro_batch: {int: [16, 19]}}\nseed: 3\n");
+  std::set<std::string> sizes;
+  for (int64_t i = 0; i < 200; ++i) {
+    const Assignment a = random_assignment(random, i);
+    CHECK(a == random_assignment(random, i));  // a pure function of the seed and the trial
+    const double lr = std::stod(a[0].second);
+    CHECK((lr >= 1e-4 && lr <= 1e-1));
+    sizes.insert(a[1].second);
+  }
+  CHECK(sizes == std::set<std::string>{"16", "17", "18", "19"});
+  SweepSpace other = random;
+  other.seed = 4;
+  CHECK(random_assignment(other, 0) != random_assignment(random, 0));
+}
+
+// A synthetic objective with its best at lr 1e-2, weight decay 0.3 and the third choice.
+double objective(const Assignment& a) {
+  const double lr = std::stod(a[0].second), wd = std::stod(a[1].second);
+  return -std::pow(std::log10(lr) + 2.0, 2) - 4 * std::pow(wd - 0.3, 2) - (a[2].second == "c" ? 0.0 : 0.5);
+}
+
+TEST_CASE("TPE finds better values than random search with the same budget, over several seeds", "[sweep]") {
+  double tpe_total = 0, random_total = 0;
+  int tpe_wins = 0;
+  constexpr int kSeeds = 10, kBudget = 30;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    SweepSpace s = space_of("space: {optim.lr: {loguniform: [1.0e-5, 1.0]}, optim.weight_decay: {uniform: [0, 1]}, model.arch: [a, b, c, d]}\n"
+                            "sampler: tpe\n");
+    s.seed = static_cast<uint64_t>(seed);
+    std::vector<ScoredTrial> history;
+    double best_tpe = -1e9, best_random = -1e9;
+    for (int64_t i = 0; i < kBudget; ++i) {
+      const Assignment a = tpe_assignment(s, i, history);
+      history.push_back(ScoredTrial{a, objective(a)});
+      best_tpe = std::max(best_tpe, objective(a));
+      best_random = std::max(best_random, objective(random_assignment(s, i + 1000)));
+    }
+    tpe_total += best_tpe;
+    random_total += best_random;
+    tpe_wins += best_tpe > best_random;
+  }
+  INFO("mean best: TPE " << tpe_total / kSeeds << ", random " << random_total / kSeeds << "; TPE better on " << tpe_wins << " of " << kSeeds);
+  CHECK(tpe_total / kSeeds > random_total / kSeeds);
+  CHECK(tpe_wins >= 7);
+}
