@@ -174,6 +174,11 @@ int run_sweep_command(const SweepArgs& args) {
   cvtrain::log::info("{}: {} trial(s) done, {} failed, {} to continue; results in {}/results.md{}", summary.folder, summary.done,
                      summary.failed, summary.stopped, summary.folder,
                      summary.best_trial.empty() ? "" : fmt::format("; best: {} ({:.4f})", summary.best_trial, *summary.best_metric));
+  if (summary.stopped_early > 0)
+    cvtrain::log::info("early stopping: {} of {} trials stopped early; {} epochs trained of the {} that running every one to the end "
+                       "takes ({:.0f}% saved)",
+                       summary.stopped_early, summary.started, summary.epochs_trained, summary.epochs_without_stopping,
+                       100.0 * (1.0 - static_cast<double>(summary.epochs_trained) / static_cast<double>(summary.epochs_without_stopping)));
   if (summary.stopped == 0) return 0;
   cvtrain::log::info("the sweep stopped before every trial finished; run the same command again to continue it");
   return cvtrain::kExitPreempted;

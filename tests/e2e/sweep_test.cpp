@@ -86,3 +86,41 @@ TEST_CASE("a bad search space or a candidate recipe that does not load stops a s
   CHECK_THAT(rejected.output, Catch::Contains("trial-0001 (optim.name=adamm)") && Catch::Contains("did you mean 'adamw'?"));
   CHECK_FALSE(std::filesystem::exists(dir.file("sweep2/trial-0000")));
 }
+
+TEST_CASE("ASHA stops at least half the trials early, and a promoted trial continues exactly", "[e2e][ranks]") {
+  TempDir dir;
+  const std::string space = dir.write("space.yaml", "space:\n"
+                                                    "  optim.lr: {loguniform: [1.0e-3, 0.3]}\n"
+                                                    "sampler: random\n"
+                                                    "trials: 8\n"
+                                                    "parallel: 2\n"
+                                                    "seed: 5\n"
+                                                    "early_stopping: {grace: 1, reduction: 2}\n");
+  const std::string trial = " data.max_samples=256 data.max_val_samples=200 train.global_batch=64 train.epochs=4 data.workers=1";
+  const auto run = shell("$CVTRAIN sweep --recipe $RECIPE --space " + space + " --out " + dir.file("sweep") + trial, dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
+  const int stopped_early = count_of(log, "\"status\": \"stopped early\""), done = count_of(log, "\"status\": \"done\"");
+  CHECK(stopped_early >= 4);
+  CHECK(stopped_early + done == 8);
+  CHECK(count_of(log, "\"rung\": 0, \"epoch\": 1") == 8);  // every trial reached the first rung
+  CHECK_THAT(run.output, Catch::Contains("early stopping: " + std::to_string(stopped_early) + " of 8 trials stopped early"));
+  // The best trial ran all 4 epochs through two pauses; a straight run with its values computes the same weights.
+  std::smatch best;
+  const std::string results = read_text(dir.file("sweep/results.md"));
+  REQUIRE(std::regex_search(results, best, std::regex(R"(\| 1 \| trial-(\d+) \| done \| ([0-9.]+) \| ([0-9.e-]+) \|)")));
+  const std::string name = "trial-" + std::string(best[1]);
+  CHECK(count_of(read_text(dir.file("sweep/" + name + ".log")), "resuming from") == 2);
+  // Each start keeps the earlier metrics as metrics.N.jsonl: 4 epoch records in all, none evaluated twice.
+  int epochs = 0;
+  for (const auto& file : std::filesystem::directory_iterator(dir.file("sweep/" + name)))
+    if (file.path().filename().string().rfind("metrics", 0) == 0) epochs += count_of(read_text(file.path().string()), "\"kind\": \"epoch\"");
+  CHECK(epochs == 4);
+  const auto straight = shell("OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + trial + " optim.lr=" + std::string(best[3]) + " output=" +
+                                  dir.file("straight") + " > /dev/null 2>&1",
+                              dir);
+  REQUIRE(straight.exit_code == 0);
+  CHECK(max_checkpoint_difference(dir.file("sweep/" + name + "/checkpoints/step-00000016/model.safetensors"),
+                                  dir.file("straight/checkpoints/step-00000016/model.safetensors")) == 0);
+}

@@ -9,6 +9,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/sweep/successive_halving.h"
 #include "cvtrain/sweep/trial_sampler.h"
 #include "temp_dir.h"
 
@@ -74,7 +75,7 @@ TEST_CASE("a bad search space is reported at once, each problem with its line an
              Catch::Contains("optim.lr: sampler: grid searches lists of values only"));
 }
 
-TEST_CASE("the grid is every combination; random draws are seeded, within the ranges, whole for int", "[sweep]") {
+TEST_CASE("the grid is every combination, and random draws are seeded, within the ranges, whole for int", "[sweep]") {
   const SweepSpace grid = space_of("space: {optim.lr: {grid: [0.1, 0.2, 0.4]}, model.arch: [resnet18, resnet34]}\nsampler: grid\ntrials: 0\n");
   const std::vector<Assignment> all = grid_assignments(grid);
   REQUIRE(all.size() == 6);
@@ -124,4 +125,27 @@ TEST_CASE("TPE finds better values than random search with the same budget, over
   INFO("mean best: TPE " << tpe_total / kSeeds << ", random " << random_total / kSeeds << "; TPE better on " << tpe_wins << " of " << kSeeds);
   CHECK(tpe_total / kSeeds > random_total / kSeeds);
   CHECK(tpe_wins >= 7);
+}
+
+TEST_CASE("ASHA's rungs grow by the reduction factor up to train.epochs, and only the best 1/reduction go on", "[sweep]") {
+  CHECK(rung_epochs(1, 2, 4) == std::vector<int64_t>{1, 2, 4});
+  CHECK(rung_epochs(1, 3, 10) == std::vector<int64_t>{1, 3, 9, 10});
+  CHECK(rung_epochs(0, 3, 10) == std::vector<int64_t>{10});  // no early stopping
+  CHECK(rung_epochs(5, 2, 4) == std::vector<int64_t>{4});
+  const std::vector<double> results{0.1, 0.5, 0.3, 0.9};
+  CHECK(promotable(results, 0.9, 2, true));
+  CHECK(promotable(results, 0.5, 2, true));
+  CHECK_FALSE(promotable(results, 0.3, 2, true));
+  CHECK(promotable(results, 0.1, 2, false));  // a loss: the smallest are the best
+  CHECK_FALSE(promotable({0.7}, 0.7, 2, true));  // one result: nobody is in the best half yet
+  CHECK_FALSE(promotable({0.7, std::nan("")}, std::nan(""), 2, true));
+  const SweepSpace s = space_of("space: {optim.lr: [0.1]}\nearly_stopping: {grace: 1, reduction: 2}\n");
+  CHECK(s.grace_epochs == 1);
+  CHECK(s.reduction == 2);
+  TempDir dir;
+  const auto problems = problems_of(dir.write("bad.yaml", "space: {optim.lr: [0.1]}\nearly_stopping: {grace: 0, reduction: 1, rungs: 3}\n"));
+  REQUIRE(problems.size() == 3);
+  CHECK_THAT(problems[0], Catch::Contains("early_stopping.grace: must be at least 1 epoch, got 0"));
+  CHECK_THAT(problems[1], Catch::Contains("early_stopping.reduction: must be at least 2, got 1"));
+  CHECK_THAT(problems[2], Catch::Contains("early_stopping.rungs: not a key of early_stopping"));
 }

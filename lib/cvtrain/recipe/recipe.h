@@ -158,6 +158,9 @@ struct EmaSpec {
 struct TrainSpec {
   int64_t epochs = 10;
   int64_t max_steps = 0;       // > 0 stops after this many optimizer steps
+  int64_t stop_at_epoch = 0;   // > 0: after this epoch's evaluation, save a checkpoint and exit 0 (the schedule
+                               // stays train.epochs'); started again with a later one, the run continues exactly
+                               // (a sweep's early-stopping rungs)
   int64_t global_batch = 0;    // any two of global_batch, micro_batch, accumulation determine the third
   int64_t micro_batch = 0;
   bool micro_batch_auto = false; // `micro_batch: auto`: the largest that fits on the GPU, found at start

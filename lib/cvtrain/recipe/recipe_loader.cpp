@@ -374,6 +374,7 @@ const std::vector<Field>& schema() {
       field(KEY(train.bce_target_threshold), in_range(0, 1)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
+      field(KEY(train.stop_at_epoch), at_least(0)),
       field(KEY(train.global_batch), at_least(0)),
       field(KEY(train.micro_batch), at_least(0)),
       field(KEY(train.accumulation), at_least(0)),

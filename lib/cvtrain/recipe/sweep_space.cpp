@@ -111,7 +111,7 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
   space.file = path;
   Problems problems{path, {}};
   if (!root.IsMap()) throw RecipeError({fmt::format("{}: expected a map with space:, metric:, sampler:, trials:, parallel:", path)});
-  const std::vector<std::string> sections{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial"};
+  const std::vector<std::string> sections{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial", "early_stopping"};
   for (const auto& item : root) {
     const std::string name = item.first.as<std::string>();
     if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
@@ -154,6 +154,20 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
   read_scalar(root, "parallel", space.parallel, problems);
   read_scalar(root, "seed", space.seed, problems);
   read_scalar(root, "gpus_per_trial", space.gpus_per_trial, problems);
+  if (const YAML::Node stopping = root["early_stopping"]) {
+    if (!stopping.IsMap() || !stopping["grace"]) {
+      problems.add(stopping, "early_stopping", "expected {grace: EPOCHS, reduction: FACTOR} (ASHA)");
+    } else {
+      read_scalar(stopping, "grace", space.grace_epochs, problems);
+      read_scalar(stopping, "reduction", space.reduction, problems);
+      if (space.grace_epochs < 1) problems.add(stopping["grace"], "early_stopping.grace", fmt::format("must be at least 1 epoch, got {}", space.grace_epochs));
+      if (space.reduction < 2)
+        problems.add(node_or_root(stopping, "reduction"), "early_stopping.reduction", fmt::format("must be at least 2, got {}", space.reduction));
+      for (const auto& item : stopping)
+        if (item.first.as<std::string>() != "grace" && item.first.as<std::string>() != "reduction")
+          problems.add(item.first, "early_stopping." + item.first.as<std::string>(), "not a key of early_stopping (grace, reduction)");
+    }
+  }
   if (space.trials < 0 || (space.trials == 0 && space.sampler != SweepSampler::kGrid))
     problems.add(node_or_root(root, "trials"), "trials", fmt::format("{} trials; give at least 1 (0, the whole grid, only with sampler: grid)", space.trials));
   if (space.parallel < 1) problems.add(node_or_root(root, "parallel"), "parallel", fmt::format("must be at least 1, got {}", space.parallel));

@@ -29,6 +29,11 @@ struct SweepSpace {
   int64_t parallel = 1;                  // trials at once
   uint64_t seed = 0;
   int64_t gpus_per_trial = 1;            // on a GPU machine; on CPUs the cores are split among the parallel trials
+  // early_stopping: {grace: G, reduction: R}: asynchronous successive halving (ASHA, as Ray Tune's)
+  // with rungs after epochs G, G*R, G*R^2, ... below train.epochs; at each rung only the best 1/R of
+  // the trials that reached it go on. grace 0: off.
+  int64_t grace_epochs = 0;
+  int64_t reduction = 3;
 };
 
 // Reads and checks the file: every key a recipe key (`known_keys`), every range non-empty and in

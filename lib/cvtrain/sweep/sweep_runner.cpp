@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cvtrain/core/error.h"
@@ -22,6 +23,7 @@
 #include "cvtrain/observe/provenance.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/sweep/successive_halving.h"
 #include "cvtrain/sweep/trial_sampler.h"
 
 namespace cvtrain {
@@ -31,7 +33,9 @@ namespace fs = std::filesystem;
 
 constexpr int kExitStopped = 75;  // a trial stopped by a signal after its checkpoint (core/error.h's kExitPreempted)
 
-enum class Status { kPending, kRunning, kDone, kFailed, kStopped };
+// stopped: interrupted (it resumes on the next start); paused: at an early-stopping rung, waiting
+// to be promoted; stopped early: not promoted, final.
+enum class Status { kPending, kRunning, kDone, kFailed, kStopped, kPaused, kStoppedEarly };
 const char* status_name(Status s) {
   switch (s) {
     case Status::kPending: return "pending";
@@ -39,6 +43,8 @@ const char* status_name(Status s) {
     case Status::kDone: return "done";
     case Status::kFailed: return "failed";
     case Status::kStopped: return "stopped";
+    case Status::kPaused: return "paused";
+    case Status::kStoppedEarly: return "stopped early";
   }
   return "?";
 }
@@ -52,6 +58,7 @@ struct Trial {
   std::string message;
   double seconds = 0;
   bool logged_start = false;  // sweep.jsonl has its start (from this or an earlier run)
+  std::vector<double> rungs;  // the metric at each early-stopping rung it completed (NaN: none reported)
 };
 
 std::string trial_name(int64_t index) { return fmt::format("trial-{:04d}", index); }
@@ -73,6 +80,11 @@ class SweepLog {
                        "\"message\": {}, \"time\": {}}}",
                        t.index, json_string(status_name(t.status)), t.exit_code, t.metric ? fmt::format("{:.10g}", *t.metric) : "null",
                        t.seconds, json_string(t.message), json_string(utc_now())));
+  }
+  void rung(const Trial& t, int64_t epoch) {
+    append(fmt::format("{{\"event\": \"rung\", \"trial\": {}, \"rung\": {}, \"epoch\": {}, \"metric\": {}, \"time\": {}}}", t.index,
+                       t.rungs.size() - 1, epoch, std::isnan(t.rungs.back()) ? "null" : fmt::format("{:.10g}", t.rungs.back()),
+                       json_string(utc_now())));
   }
   // The trials an earlier run of the sweep started, with how each ended (if it did).
   std::map<int64_t, Trial> read() const {
@@ -96,9 +108,16 @@ class SweepLog {
         for (const auto& [key, value] : record["values"].object()) t.values.emplace_back(key, value.string().value_or(""));
         t.logged_start = true;
         t.status = Status::kPending;
+      } else if (record.text("event") == "rung") {
+        t.rungs.push_back(record.number("metric").value_or(std::nan("")));
+        t.metric = record.number("metric");
+        t.status = Status::kPaused;
       } else {
         const std::string status = record.text("status");
-        t.status = status == "done" ? Status::kDone : status == "failed" ? Status::kFailed : Status::kStopped;
+        t.status = status == "done"            ? Status::kDone
+                   : status == "failed"        ? Status::kFailed
+                   : status == "stopped early" ? Status::kStoppedEarly
+                                               : Status::kStopped;
         t.exit_code = static_cast<int>(record.number("exit_code").value_or(0));
         t.metric = record.number("metric");
         t.message = record.text("message");
@@ -132,8 +151,14 @@ std::optional<double> final_metric(const std::string& folder, const std::string&
 std::string failure_message(const std::string& log_file, int exit_code) {
   std::ifstream in(log_file);
   std::string line, last_error, last;
+  bool continues = false;  // "error: 1 recipe error:" names the problem on the next line
   while (std::getline(in, line)) {
-    if (line.find("error:") != std::string::npos) last_error = line;
+    if (continues && !line.empty()) last_error += " " + line.substr(line.find_first_not_of(' '));
+    continues = false;
+    if (line.find("error:") != std::string::npos) {
+      last_error = line;
+      continues = line.back() == ':';
+    }
     if (!line.empty()) last = line;
   }
   const std::string what = !last_error.empty() ? last_error : last;
@@ -186,9 +211,11 @@ std::string read_text(const std::string& path) {
 std::string results_table(const SweepSpace& space, const std::vector<Trial>& trials) {
   std::vector<const Trial*> order;
   for (const Trial& t : trials) order.push_back(&t);
+  // Trials that went further first (an early rung's metric is not the end's), then by the metric.
   std::stable_sort(order.begin(), order.end(), [&](const Trial* a, const Trial* b) {
     if (a->metric.has_value() != b->metric.has_value()) return a->metric.has_value();
     if (!a->metric) return false;
+    if (a->rungs.size() != b->rungs.size()) return a->rungs.size() > b->rungs.size();
     return space.maximize ? *a->metric > *b->metric : *a->metric < *b->metric;
   });
   std::string header = "| | trial | status | " + space.metric + " |";
@@ -266,6 +293,154 @@ std::vector<std::pair<std::string, std::string>> placement(const SweepOptions& o
   return {{"OMP_NUM_THREADS", std::to_string(std::max<int64_t>(1, static_cast<int64_t>(o.cores) / parallel))}};
 }
 
+
+// One sweep's run: which trial goes next (a promotion at the highest rung first, as ASHA, else a
+// new trial), how each trial's exit is recorded, and the summary.
+class SweepRun {
+ public:
+  SweepRun(const SweepOptions& o, const SweepSpace& space, std::string folder, std::vector<Trial> trials, std::vector<int64_t> rungs,
+           int64_t parallel)
+      : o_(o), space_(space), folder_(std::move(folder)), log_((fs::path(folder_) / "sweep.jsonl").string()), trials_(std::move(trials)),
+        rungs_(std::move(rungs)), parallel_(parallel) {
+    for (int64_t s = parallel_ - 1; s >= 0; --s) free_slots_.push_back(s);
+  }
+
+  void run() {
+    install_stop_handlers();
+    for (;;) {
+      while (!free_slots_.empty() && !stop_requested() && start_next()) {
+      }
+      if (pool_.running() == 0) break;
+      on_exit(pool_.wait_any());
+    }
+    if (stop_requested()) return;
+    for (Trial& t : trials_)  // nothing left that could promote them: final
+      if (t.status == Status::kPaused) {
+        t.status = Status::kStoppedEarly;
+        t.message = fmt::format("stopped early after epoch {}", rungs_[t.rungs.size() - 1]);
+        log_.ended(t);
+      }
+  }
+
+  SweepSummary summary() const {
+    SweepSummary summary;
+    summary.folder = folder_;
+    for (const Trial& t : trials_) {
+      summary.done += t.status == Status::kDone;
+      summary.failed += t.status == Status::kFailed;
+      summary.stopped_early += t.status == Status::kStoppedEarly;
+      summary.stopped += t.status == Status::kStopped || t.status == Status::kPending || t.status == Status::kPaused;
+      summary.started += t.logged_start;
+      summary.epochs_trained += t.rungs.empty() ? 0 : rungs_[t.rungs.size() - 1];
+      const bool whole = t.status == Status::kDone;
+      if (whole && t.metric && (!summary.best_metric || (space_.maximize ? *t.metric > *summary.best_metric : *t.metric < *summary.best_metric))) {
+        summary.best_metric = t.metric;
+        summary.best_trial = (fs::path(folder_) / trial_name(t.index)).string();
+      }
+    }
+    summary.epochs_without_stopping = summary.started * rungs_.back();
+    summary.table = results_table(space_, trials_);
+    return summary;
+  }
+
+ private:
+  // The trial to run next and the rung it runs to; false when there is none for now.
+  bool start_next() {
+    if (Trial* t = promotion()) return start(*t), true;
+    for (Trial& t : trials_) {
+      // A trial stopped during this run was stopped on purpose (a signal): it continues on the next start.
+      if (t.status != Status::kPending && !(t.status == Status::kStopped && !stopped_here_.count(t.index))) continue;
+      if (t.values.empty() && !draw(t)) return true;  // TPE's draw failed its check: recorded, look again
+      start(t);
+      return true;
+    }
+    return false;
+  }
+
+  // ASHA: a paused trial among the best 1/reduction of those that reached its rung, highest rung first.
+  Trial* promotion() {
+    for (size_t k = rungs_.size() - 1; k-- > 0;) {
+      std::vector<double> results;
+      for (const Trial& t : trials_)
+        if (t.rungs.size() > k) results.push_back(t.rungs[k]);
+      for (Trial& t : trials_)
+        if (t.status == Status::kPaused && t.rungs.size() == k + 1 && promotable(results, t.rungs[k], space_.reduction, space_.maximize))
+          return &t;
+    }
+    return nullptr;
+  }
+
+  // TPE: drawn now, from what has finished, and checked as the others were before the start.
+  bool draw(Trial& t) {
+    t.values = tpe_assignment(space_, t.index, scored(space_, trials_));
+    std::vector<std::string> problems;
+    check_trial(o_, space_, t, folder_, problems);
+    if (problems.empty()) return true;
+    t.status = Status::kFailed;
+    t.message = problems.front();
+    log_.started(t);
+    log_.ended(t);
+    return false;
+  }
+
+  void start(Trial& t) {
+    const int64_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    const int64_t rung_epoch = rungs_[t.rungs.size()];
+    std::vector<std::string> argv{o_.executable, "--recipe", o_.recipe};
+    for (const std::string& v : trial_overrides(o_, t, folder_)) argv.push_back(v);
+    argv.push_back(fmt::format("distributed.master_port={}", 29700 + 13 * slot));
+    argv.push_back(fmt::format("train.stop_at_epoch={}", rung_epoch < rungs_.back() ? rung_epoch : 0));
+    const int pid = pool_.start(ChildSpec{argv, placement(o_, space_, slot, parallel_), log_file(t)});
+    if (!t.logged_start) log_.started(t);
+    t.logged_start = true;
+    t.status = Status::kRunning;
+    running_[pid] = {&t, slot};
+    clocks_[pid] = Stopwatch();
+    log::info("{} {}: {}{}", trial_name(t.index), t.rungs.empty() ? "started" : "promoted", join(overrides_of(t.values), " "),
+              rungs_.size() > 1 ? fmt::format(" (to epoch {})", rung_epoch) : "");
+  }
+
+  void on_exit(const ChildExit& exit) {
+    auto [trial, slot] = running_.at(exit.pid);
+    running_.erase(exit.pid);
+    free_slots_.push_back(slot);
+    Trial& t = *trial;
+    t.exit_code = exit.exit_code;
+    t.seconds += clocks_[exit.pid].seconds();
+    t.metric = final_metric((fs::path(folder_) / trial_name(t.index)).string(), space_.metric);
+    if (exit.exit_code == 0) {
+      t.rungs.push_back(t.metric.value_or(std::nan("")));
+      log_.rung(t, rungs_[t.rungs.size() - 1]);
+      t.status = t.rungs.size() == rungs_.size() ? Status::kDone : Status::kPaused;
+    } else {
+      t.status = exit.exit_code == kExitStopped ? Status::kStopped : Status::kFailed;
+      if (t.status == Status::kStopped) stopped_here_.insert(t.index);
+    }
+    t.message = t.status == Status::kFailed ? failure_message(log_file(t), exit.exit_code) : "";
+    if (t.status != Status::kPaused) log_.ended(t);
+    if (t.status == Status::kFailed)
+      log::warn("{} failed ({}); the sweep goes on", trial_name(t.index), t.message);
+    else
+      log::info("{} {}{}", trial_name(t.index), status_name(t.status), t.metric ? fmt::format(": {} {:.4f}", space_.metric, *t.metric) : "");
+  }
+
+  std::string log_file(const Trial& t) const { return (fs::path(folder_) / (trial_name(t.index) + ".log")).string(); }
+
+  const SweepOptions& o_;
+  const SweepSpace& space_;
+  std::string folder_;
+  SweepLog log_;
+  std::vector<Trial> trials_;
+  std::vector<int64_t> rungs_;  // the epochs trials pause at; the last is train.epochs
+  int64_t parallel_;
+  ProcessPool pool_;
+  std::map<int, std::pair<Trial*, int64_t>> running_;  // pid -> trial, slot
+  std::map<int, Stopwatch> clocks_;
+  std::vector<int64_t> free_slots_;
+  std::set<int64_t> stopped_here_;  // trials stopped by a signal during this run
+};
+
 }  // namespace
 
 SweepSummary run_sweep(const SweepOptions& o) {
@@ -273,13 +448,13 @@ SweepSummary run_sweep(const SweepOptions& o) {
   LoadOptions base;
   base.overrides = o.overrides;
   base.check_paths = false;
-  const std::string folder = !o.folder.empty() ? o.folder : load_recipe(o.recipe, base).output + "_sweep";
+  const Recipe recipe = load_recipe(o.recipe, base);
+  const std::string folder = !o.folder.empty() ? o.folder : recipe.output + "_sweep";
   fs::create_directories(folder);
   const std::string space_copy = (fs::path(folder) / "space.yaml").string();
   if (fs::exists(space_copy) && read_text(space_copy) != read_text(o.space_file))
     throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, o.space_file));
-  SweepLog log((fs::path(folder) / "sweep.jsonl").string());
-  std::vector<Trial> trials = plan_trials(space, log.read());
+  std::vector<Trial> trials = plan_trials(space, SweepLog((fs::path(folder) / "sweep.jsonl").string()).read());
 
   int64_t parallel = space.parallel;
   if (o.visible_gpus > 0) {
@@ -296,78 +471,9 @@ SweepSummary run_sweep(const SweepOptions& o) {
   if (!problems.empty()) throw RecipeError(problems);
   write_atomically(space_copy, read_text(o.space_file));
 
-  install_stop_handlers();
-  ProcessPool pool;
-  std::map<int, std::pair<Trial*, int64_t>> running;  // pid -> trial, slot
-  std::vector<int64_t> free_slots;
-  for (int64_t s = parallel - 1; s >= 0; --s) free_slots.push_back(s);
-  std::map<int, Stopwatch> clocks;
-  size_t next = 0;
-  const auto start_next = [&]() -> bool {
-    while (next < trials.size() && (trials[next].status == Status::kDone || trials[next].status == Status::kFailed)) ++next;
-    if (next >= trials.size() || free_slots.empty() || stop_requested()) return false;
-    Trial& t = trials[next++];
-    if (t.values.empty()) {  // TPE: drawn now, from what has finished
-      t.values = tpe_assignment(space, t.index, scored(space, trials));
-      std::vector<std::string> late;
-      check_trial(o, space, t, folder, late);
-      if (!late.empty()) {
-        t.status = Status::kFailed;
-        t.message = late.front();
-        log.started(t);
-        log.ended(t);
-        return true;
-      }
-    }
-    const int64_t slot = free_slots.back();
-    free_slots.pop_back();
-    std::vector<std::string> argv{o.executable, "--recipe", o.recipe};
-    for (const std::string& v : trial_overrides(o, t, folder)) argv.push_back(v);
-    argv.push_back(fmt::format("distributed.master_port={}", 29700 + 13 * slot));
-    const std::string trial_log = (fs::path(folder) / (trial_name(t.index) + ".log")).string();
-    const int pid = pool.start(ChildSpec{argv, placement(o, space, slot, parallel), trial_log});
-    if (!t.logged_start) log.started(t);
-    t.logged_start = true;
-    t.status = Status::kRunning;
-    running[pid] = {&t, slot};
-    clocks[pid] = Stopwatch();
-    log::info("{} started: {}", trial_name(t.index), join(overrides_of(t.values), " "));
-    return true;
-  };
-  while (true) {
-    while (start_next()) {
-    }
-    if (pool.running() == 0) break;
-    const ChildExit exit = pool.wait_any();
-    auto [trial, slot] = running.at(exit.pid);
-    running.erase(exit.pid);
-    free_slots.push_back(slot);
-    Trial& t = *trial;
-    t.exit_code = exit.exit_code;
-    t.seconds += clocks[exit.pid].seconds();
-    t.metric = final_metric((fs::path(folder) / trial_name(t.index)).string(), space.metric);
-    const std::string trial_log = (fs::path(folder) / (trial_name(t.index) + ".log")).string();
-    t.status = exit.exit_code == 0 ? Status::kDone : exit.exit_code == kExitStopped ? Status::kStopped : Status::kFailed;
-    t.message = t.status == Status::kFailed ? failure_message(trial_log, exit.exit_code) : "";
-    log.ended(t);
-    if (t.status == Status::kFailed)
-      log::warn("{} failed ({}); the sweep goes on", trial_name(t.index), t.message);
-    else
-      log::info("{} {}{}", trial_name(t.index), status_name(t.status), t.metric ? fmt::format(": {} {:.4f}", space.metric, *t.metric) : "");
-  }
-
-  SweepSummary summary;
-  summary.folder = folder;
-  for (const Trial& t : trials) {
-    summary.done += t.status == Status::kDone;
-    summary.failed += t.status == Status::kFailed;
-    summary.stopped += t.status == Status::kStopped || t.status == Status::kPending;
-    if (t.metric && (!summary.best_metric || (space.maximize ? *t.metric > *summary.best_metric : *t.metric < *summary.best_metric))) {
-      summary.best_metric = t.metric;
-      summary.best_trial = (fs::path(folder) / trial_name(t.index)).string();
-    }
-  }
-  summary.table = results_table(space, trials);
+  SweepRun sweep(o, space, folder, std::move(trials), rung_epochs(space.grace_epochs, space.reduction, recipe.train.epochs), parallel);
+  sweep.run();
+  SweepSummary summary = sweep.summary();
   write_atomically((fs::path(folder) / "results.md").string(),
                    fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, o.space_file, space.maximize ? "max" : "min", space.metric,
                                summary.table));

@@ -3,7 +3,9 @@
 // each, by CUDA_VISIBLE_DEVICES) or cores (shared out by OMP_NUM_THREADS). Every candidate recipe
 // is checked as `cvtrain check` would before any trial starts. sweep.jsonl records each trial's
 // start and end; started again, a sweep reruns no finished trial and lets an interrupted one
-// resume from its checkpoint. results.md lists the trials, best first. Torch-free.
+// resume from its checkpoint. With early_stopping, trials pause at ASHA's rungs (train.stop_at_epoch)
+// and only the promoted ones continue, exactly, from their checkpoints. results.md lists the
+// trials, best first. Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@ struct SweepOptions {
 struct SweepSummary {
   std::string folder;
   int64_t done = 0, failed = 0, stopped = 0;  // stopped: interrupted, to continue on the next start
+  int64_t started = 0, stopped_early = 0;     // early_stopping: trials begun, and those it did not promote
+  int64_t epochs_trained = 0, epochs_without_stopping = 0;  // against every started trial run to train.epochs
   std::string best_trial;                     // its folder; empty when no trial reported the metric
   std::optional<double> best_metric;
   std::string table;                          // results.md's table

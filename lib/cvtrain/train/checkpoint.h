@@ -29,6 +29,14 @@ struct TrainPosition {
   int64_t skipped_steps = 0;  // steps skipped for non-finite loss or gradients so far
   double loss_scale = 0;      // fp16's dynamic loss scale (0: not fp16)
   int64_t scale_growth_tracker = 0;
+  // The same point as the start of the next epoch, for a run that stops after an epoch's
+  // evaluation: resumed, it does not evaluate that epoch again.
+  TrainPosition at_next_epoch() const {
+    TrainPosition next = *this;
+    ++next.epoch;
+    next.batches_done = 0;
+    return next;
+  }
 };
 
 class Checkpointer {

@@ -116,6 +116,9 @@ TrainSummary Trainer::run() {
     summary.train_loss = train_epoch(epoch, first_batch);
     progress_.finish_line();
     evaluate_epoch(epoch, summary);
+    if (epoch + 1 != recipe_.train.stop_at_epoch || position_.step >= run_.total_steps) continue;
+    position_ = position_.at_next_epoch();  // train.stop_at_epoch: evaluated, so the checkpoint below resumes at the next epoch
+    break;
   }
   run_.strategy->sync_buffers();
   save_checkpoint();
