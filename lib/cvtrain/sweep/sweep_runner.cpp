@@ -31,8 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kExitStopped = 75;  // a trial stopped by a signal after its checkpoint (core/error.h's kExitPreempted)
-
 // stopped: interrupted (it resumes on the next start); paused: at an early-stopping rung, waiting
 // to be promoted; stopped early: not promoted, final.
 enum class Status { kPending, kRunning, kDone, kFailed, kStopped, kPaused, kStoppedEarly };
@@ -414,7 +412,7 @@ class SweepRun {
       log_.rung(t, rungs_[t.rungs.size() - 1]);
       t.status = t.rungs.size() == rungs_.size() ? Status::kDone : Status::kPaused;
     } else {
-      t.status = exit.exit_code == kExitStopped ? Status::kStopped : Status::kFailed;
+      t.status = exit.exit_code == kExitPreempted ? Status::kStopped : Status::kFailed;
       if (t.status == Status::kStopped) stopped_here_.insert(t.index);
     }
     t.message = t.status == Status::kFailed ? failure_message(log_file(t), exit.exit_code) : "";
