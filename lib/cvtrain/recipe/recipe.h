@@ -140,7 +140,7 @@ struct AugmentSpec {
   double cutmix = 0.0;      // CutMix Beta(alpha, alpha); 0 = off
   double mix_prob = 1.0;    // chance that a batch is mixed at all
   double switch_prob = 0.5; // with both on: chance of CutMix rather than Mixup
-  AugmentPolicy auto_augment;  // timm's policy string (rand-m9-mstd0.5-inc1 | original | 3a), after crop and flip
+  AugmentPolicy auto_augment;  // timm's policy string (rand-m9-mstd0.5-inc1 | original | 3a) or ta_wide, after crop and flip
   AugmentInterpolation aa_interpolation = AugmentInterpolation::kRandom;  // of its rotate, shear and translate
   double color_jitter = 0;  // brightness, contrast and saturation in [1 - j, 1 + j], random order (timm's --color-jitter;
                             // as timm, only without auto_augment or beside 3a); 0 = off
