@@ -3,7 +3,7 @@
 # slurmctld and munge, configures two one-CPU nodes (vm1, vm2) served by two slurmd daemons on this
 # host, and submits a 2-node job, one whose rank 1 crashes at step 3, a zero1 one (it must stay
 # zero1: the batch script turns only `single` into ddp), and one preempted mid-run
-# (SIGUSR1) that requeues itself and resumes. Changes /etc/slurm,
+# (SIGUSR1) that requeues itself and resumes, and a 4-trial sweep as one batch job. Changes /etc/slurm,
 # /etc/munge and /etc/hosts (vm1 and vm2 resolve to 127.0.0.1): for a throwaway machine only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -65,3 +65,31 @@ for _ in $(seq 600); do scontrol show job "$job" | grep -q "JobState=COMPLETED" 
 scontrol show job "$job" | grep -o "JobState=[A-Z]*\|Restarts=[0-9]*" | sed 's/^/  /'
 grep -E "stopped on request|requeueing|resuming from|done:" "$OUT/preempted.out" | sed 's/^/  /'
 
+
+# A sweep as one batch job: 4 grid trials, each a job step (srun --exact) inside a 2-node allocation of
+# one CPU per node, so 2 run at once although the space asks for 4; then the sweep's report.
+cat > "$OUT/space.yaml" <<YAML
+space: {optim.lr: {grid: [0.02, 0.05, 0.1, 0.2]}}
+sampler: grid
+trials: 0
+parallel: 4
+YAML
+sbatch --wait --nodes=2 --ntasks-per-node=1 --cpus-per-task=1 --gpus-per-node=0 --time=10 -o "$OUT/sweep.out" \
+  scripts/slurm/sweep.sbatch recipes/quickstart.yaml --space "$OUT/space.yaml" --out "$OUT/sweep" model.arch=mlp \
+  data.max_samples=1000 data.max_val_samples=500 train.epochs=1 train.global_batch=64 > /dev/null &&
+  echo "sweep: job succeeded" || echo "sweep: job failed"
+grep -E "holds|started|done|failed|best" "$OUT/sweep.out" | sed 's/^/  /'
+python3 - "$OUT/sweep/sweep.jsonl" <<'PY'
+import json, sys
+running = most = steps = 0
+for line in open(sys.argv[1]):
+    event = json.loads(line)
+    if event["event"] == "start":
+        running += 1
+        steps += event.get("launcher", "").startswith("srun")
+    elif event["event"] == "end":
+        running -= 1
+    most = max(most, running)
+print(f"  sweep.jsonl: {steps} trials started as srun steps, at most {most} at once")
+PY
+build/apps/cvtrain report "$OUT/sweep" | sed 's/^/  /'

@@ -5,17 +5,12 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/launch/rank_environment.h"
+#include "fake_environment.h"
 
 using namespace cvtrain;
+using cvtrain::testing::env_of;
 
 namespace {
-
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-}
 
 const std::map<std::string, std::string> kSlurmTask = {
     {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "1"},

@@ -28,6 +28,8 @@ std::vector<std::string> problems_of(const std::string& path) {
   return {};
 }
 
+constexpr const char* kPlainRecipe = "train: {global_batch: 64}\n";
+
 SweepSpace space_of(const std::string& text) {
   TempDir dir;
   return load_sweep_space(dir.write("space.yaml", text), recipe_keys());
@@ -73,6 +75,37 @@ TEST_CASE("a bad search space is reported at once, each problem with its line an
   CHECK_THAT(problems[5], Catch::Contains(path + ":6: sampler: 'grod' is not grid, random or tpe"));
   CHECK_THAT(problems_of(dir.write("grid.yaml", "space: {optim.lr: {uniform: [0.1, 0.2]}}\nsampler: grid\n"))[0],
              Catch::Contains("optim.lr: sampler: grid searches lists of values only"));
+}
+
+TEST_CASE("a recipe's sweep: section is the space, with the recipe's lines, and training ignores it", "[sweep]") {
+  TempDir dir;
+  const std::string recipe = dir.write("r.yaml",
+                                       "data: {train: /data/train.gz}\n"
+                                       "train: {global_batch: 64}\n"
+                                       "sweep:\n"
+                                       "  space:\n"
+                                       "    optim.lr: {loguniform: [1.0e-3, 0.3]}\n"
+                                       "  trials: 5\n"
+                                       "  early_stopping: {grace: 1, reduction: 2}\n");
+  const SweepSpace s = load_recipe_sweep_section(recipe, recipe_keys());
+  REQUIRE(s.dimensions.size() == 1);
+  CHECK(s.trials == 5);
+  CHECK(s.grace_epochs == 1);
+  CHECK(s.file == recipe);
+  // The section's text loads back as a space file: a restarted sweep compares it.
+  CHECK(space_of(s.text).trials == 5);
+  LoadOptions options;
+  options.check_paths = false;
+  CHECK(load_recipe(recipe, options).train.global_batch == 64);  // trials train the rest of the file
+  const std::string bad = dir.write("bad.yaml", "train: {global_batch: 64}\nsweep:\n  space: {optim.lrr: [0.1]}\n");
+  try {
+    load_recipe_sweep_section(bad, recipe_keys());
+    FAIL("expected a RecipeError");
+  } catch (const RecipeError& e) {
+    CHECK_THAT(e.problems().at(0), Catch::Contains(bad + ":3: optim.lrr: not a recipe key (did you mean 'optim.lr'?)"));
+  }
+  CHECK_THROWS_WITH(load_recipe_sweep_section(dir.write("plain.yaml", kPlainRecipe), recipe_keys()),
+                    Catch::Contains("plain.yaml: the recipe has no sweep: section"));
 }
 
 TEST_CASE("the grid is every combination, and random draws are seeded, within the ranges, whole for int", "[sweep]") {

@@ -121,9 +121,10 @@ void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, P
       chain.pop_back();
     }
   }
+  // `sweep:` is read by `cvtrain sweep` alone (recipe/sweep_space.h): a trial trains the rest.
   YAML::Node own(YAML::NodeType::Map);
   for (const auto& item : root)
-    if (item.first.Scalar() != "base") own[item.first] = item.second;
+    if (item.first.Scalar() != "base" && item.first.Scalar() != "sweep") own[item.first] = item.second;
   flatten(own, "", origin_of, tree);
 }
 

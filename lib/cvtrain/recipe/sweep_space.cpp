@@ -95,22 +95,24 @@ void read_scalar(const YAML::Node& root, const char* key, T& target, Problems& p
   }
 }
 
-}  // namespace
-
-SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys) {
-  YAML::Node loaded;
+YAML::Node load_yaml_file(const std::string& path, const char* what) {
   try {
-    loaded = YAML::LoadFile(path);
+    return YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
-    throw RecipeError({fmt::format("{}: cannot read the search space file", path)});
+    throw RecipeError({fmt::format("{}: cannot read the {}", path, what)});
   } catch (const YAML::Exception& e) {
     throw RecipeError({fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg)});
   }
-  const YAML::Node root = loaded;  // const: looking a key up never adds it
+}
+
+// The space from its YAML map (a file's root or a recipe's `sweep:`); `where` names it in messages.
+SweepSpace space_from_node(const YAML::Node& root, const std::string& path, const std::string& where,
+                           const std::vector<std::string>& known_keys) {
   SweepSpace space;
   space.file = path;
+  space.text = yaml_text(root);
   Problems problems{path, {}};
-  if (!root.IsMap()) throw RecipeError({fmt::format("{}: expected a map with space:, metric:, sampler:, trials:, parallel:", path)});
+  if (!root.IsMap()) throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
   const std::vector<std::string> sections{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial", "early_stopping"};
   for (const auto& item : root) {
     const std::string name = item.first.as<std::string>();
@@ -178,6 +180,21 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
         problems.add(dims[d.key], d.key, "sampler: grid searches lists of values only; give {grid: [...]} or use random or tpe");
   if (!problems.list.empty()) throw RecipeError(problems.list);
   return space;
+}
+
+}  // namespace
+
+SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys) {
+  const YAML::Node root = load_yaml_file(path, "search space file");  // const: looking a key up never adds it
+  return space_from_node(root, path, "a search space file", known_keys);
+}
+
+SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
+  const YAML::Node root = load_yaml_file(recipe_path, "recipe file");
+  const YAML::Node section = root.IsMap() ? root["sweep"] : YAML::Node();
+  if (!section)
+    throw RecipeError({fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\") or give --space FILE", recipe_path)});
+  return space_from_node(section, recipe_path, "its sweep: section", known_keys);
 }
 
 }  // namespace cvtrain

@@ -1,4 +1,4 @@
-// A sweep's search space file (`cvtrain sweep --space S.yaml`): which recipe keys to search and
+// A sweep's search space (`cvtrain sweep --space S.yaml`, or a recipe's `sweep:` section): which recipe keys to search and
 // how (choice lists, grids, uniform, loguniform, integer ranges), the metric and its direction,
 // the sampler, the trial budget and how many run at once. Torch-free; yaml-cpp stays in recipe/.
 #pragma once
@@ -20,7 +20,8 @@ struct SearchDimension {
 enum class SweepSampler { kGrid, kRandom, kTpe };
 
 struct SweepSpace {
-  std::string file;                      // for messages
+  std::string file;                      // for messages: the space file, or the recipe holding `sweep:`
+  std::string text;                      // the space as flow YAML: a restarted sweep checks it is unchanged
   std::vector<SearchDimension> dimensions;
   std::string metric = "top1";           // a field of metrics.jsonl's epoch records
   bool maximize = true;                  // mode: max | min (default: min for a metric named *loss*)
@@ -40,5 +41,9 @@ struct SweepSpace {
 // order (loguniform above 0), grid only over choices. Throws RecipeError listing every problem with
 // file:line and key.
 SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys);
+
+// The same from the `sweep:` section of a recipe file (whose training ignores that section); lines
+// in messages are the recipe's. Throws RecipeError naming the file when it has no such section.
+SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys);
 
 }  // namespace cvtrain

@@ -18,121 +18,20 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/launch/process_pool.h"
+#include "cvtrain/launch/slurm_steps.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/observe/provenance.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/sweep/successive_halving.h"
+#include "cvtrain/sweep/sweep_log.h"
 #include "cvtrain/sweep/trial_sampler.h"
 
 namespace cvtrain {
 namespace {
 
 namespace fs = std::filesystem;
-
-// stopped: interrupted (it resumes on the next start); paused: at an early-stopping rung, waiting
-// to be promoted; stopped early: not promoted, final.
-enum class Status { kPending, kRunning, kDone, kFailed, kStopped, kPaused, kStoppedEarly };
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::kPending: return "pending";
-    case Status::kRunning: return "running";
-    case Status::kDone: return "done";
-    case Status::kFailed: return "failed";
-    case Status::kStopped: return "stopped";
-    case Status::kPaused: return "paused";
-    case Status::kStoppedEarly: return "stopped early";
-  }
-  return "?";
-}
-
-struct Trial {
-  int64_t index = 0;
-  Assignment values;
-  Status status = Status::kPending;
-  int exit_code = 0;
-  std::optional<double> metric;
-  std::string message;
-  double seconds = 0;
-  bool logged_start = false;  // sweep.jsonl has its start (from this or an earlier run)
-  std::vector<double> rungs;  // the metric at each early-stopping rung it completed (NaN: none reported)
-};
-
-std::string trial_name(int64_t index) { return fmt::format("trial-{:04d}", index); }
-
-std::string values_json(const Assignment& values) {
-  std::vector<std::string> members;
-  for (const auto& [key, value] : values) members.push_back(json_string(key) + ": " + json_string(value));
-  return "{" + join(members, ", ") + "}";
-}
-
-class SweepLog {
- public:
-  explicit SweepLog(std::string path) : path_(std::move(path)) {}
-  void started(const Trial& t) {
-    append(fmt::format("{{\"event\": \"start\", \"trial\": {}, \"values\": {}, \"time\": {}}}", t.index, values_json(t.values), json_string(utc_now())));
-  }
-  void ended(const Trial& t) {
-    append(fmt::format("{{\"event\": \"end\", \"trial\": {}, \"status\": {}, \"exit_code\": {}, \"metric\": {}, \"seconds\": {:.1f}, "
-                       "\"message\": {}, \"time\": {}}}",
-                       t.index, json_string(status_name(t.status)), t.exit_code, t.metric ? fmt::format("{:.10g}", *t.metric) : "null",
-                       t.seconds, json_string(t.message), json_string(utc_now())));
-  }
-  void rung(const Trial& t, int64_t epoch) {
-    append(fmt::format("{{\"event\": \"rung\", \"trial\": {}, \"rung\": {}, \"epoch\": {}, \"metric\": {}, \"time\": {}}}", t.index,
-                       t.rungs.size() - 1, epoch, std::isnan(t.rungs.back()) ? "null" : fmt::format("{:.10g}", t.rungs.back()),
-                       json_string(utc_now())));
-  }
-  // The trials an earlier run of the sweep started, with how each ended (if it did).
-  std::map<int64_t, Trial> read() const {
-    std::map<int64_t, Trial> trials;
-    std::ifstream in(path_);
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      if (line.empty()) continue;
-      JsonValue record;
-      try {
-        record = parse_json(line, fmt::format("{}:{}", path_, number));
-      } catch (const Error&) {
-        if (in.peek() == EOF) break;  // a line cut by a kill: the trial simply runs again
-        throw;
-      }
-      const auto index = static_cast<int64_t>(record.number("trial").value_or(-1));
-      Trial& t = trials[index];
-      t.index = index;
-      if (record.text("event") == "start") {
-        t.values.clear();
-        for (const auto& [key, value] : record["values"].object()) t.values.emplace_back(key, value.string().value_or(""));
-        t.logged_start = true;
-        t.status = Status::kPending;
-      } else if (record.text("event") == "rung") {
-        t.rungs.push_back(record.number("metric").value_or(std::nan("")));
-        t.metric = record.number("metric");
-        t.status = Status::kPaused;
-      } else {
-        const std::string status = record.text("status");
-        t.status = status == "done"            ? Status::kDone
-                   : status == "failed"        ? Status::kFailed
-                   : status == "stopped early" ? Status::kStoppedEarly
-                                               : Status::kStopped;
-        t.exit_code = static_cast<int>(record.number("exit_code").value_or(0));
-        t.metric = record.number("metric");
-        t.message = record.text("message");
-        t.seconds = record.number("seconds").value_or(0);
-      }
-    }
-    return trials;
-  }
-
- private:
-  void append(const std::string& line) const {
-    std::ofstream out(path_, std::ios::app);
-    out << line << "\n";
-    if (!out) throw Error(fmt::format("{}: cannot append to the sweep's log", path_));
-  }
-  std::string path_;
-};
 
 // The trial's metric: its last epoch's value of `metric`; nullopt when none reported it.
 std::optional<double> final_metric(const std::string& folder, const std::string& metric) {
@@ -176,7 +75,8 @@ void check_trial(const SweepOptions& o, const SweepSpace& space, const Trial& t,
   LoadOptions load;
   load.overrides = trial_overrides(o, t, folder);
   load.check_model = model_problems;
-  load.visible_gpus = o.visible_gpus > 0 ? static_cast<int>(space.gpus_per_trial) : 0;  // what each trial sees
+  const bool on_gpus = o.slurm ? o.slurm->gpus_per_node > 0 : o.visible_gpus > 0;
+  load.visible_gpus = on_gpus ? static_cast<int>(space.gpus_per_trial) : 0;  // what each trial sees
   try {
     const Recipe recipe = load_recipe(o.recipe, load);
     const bool evaluated = space.metric.find("top") == 0 || space.metric.find("val_") == 0;
@@ -207,15 +107,7 @@ std::string read_text(const std::string& path) {
 
 // results.md: the trials by their metric, best first; failed and unfinished ones after.
 std::string results_table(const SweepSpace& space, const std::vector<Trial>& trials) {
-  std::vector<const Trial*> order;
-  for (const Trial& t : trials) order.push_back(&t);
-  // Trials that went further first (an early rung's metric is not the end's), then by the metric.
-  std::stable_sort(order.begin(), order.end(), [&](const Trial* a, const Trial* b) {
-    if (a->metric.has_value() != b->metric.has_value()) return a->metric.has_value();
-    if (!a->metric) return false;
-    if (a->rungs.size() != b->rungs.size()) return a->rungs.size() > b->rungs.size();
-    return space.maximize ? *a->metric > *b->metric : *a->metric < *b->metric;
-  });
+  const std::vector<const Trial*> order = best_first(trials, space.maximize);
   std::string header = "| | trial | status | " + space.metric + " |";
   std::string rule = "|---:|---|---|---:|";
   for (const SearchDimension& d : space.dimensions) {
@@ -230,7 +122,7 @@ std::string results_table(const SweepSpace& space, const std::vector<Trial>& tri
     rows += fmt::format("| {} | {} | {} | {} |", t->metric ? std::to_string(++rank) : "", trial_name(t->index), status_name(t->status),
                         t->metric ? fmt::format("{:.4f}", *t->metric) : "—");
     for (const auto& [key, value] : t->values) rows += " " + value + " |";
-    rows += fmt::format(" {:.0f} | {} |\n", t->seconds, t->status == Status::kFailed ? t->message : "");
+    rows += fmt::format(" {:.0f} | {} |\n", t->seconds, t->status == TrialStatus::kFailed ? t->message : "");
   }
   return header + rule + rows;
 }
@@ -268,13 +160,25 @@ std::vector<Trial> plan_trials(const SweepSpace& space, const std::map<int64_t, 
 std::vector<ScoredTrial> scored(const SweepSpace& space, const std::vector<Trial>& trials) {
   std::vector<ScoredTrial> out;
   for (const Trial& t : trials)
-    if (t.status == Status::kDone || t.status == Status::kFailed)
+    if (t.status == TrialStatus::kDone || t.status == TrialStatus::kFailed)
       out.push_back(ScoredTrial{t.values, t.metric ? std::optional<double>(space.maximize ? *t.metric : -*t.metric) : std::nullopt});
   return out;
 }
 
-// Where trial slot `slot` runs: its GPUs, or its share of the cores.
-std::vector<std::pair<std::string, std::string>> placement(const SweepOptions& o, const SweepSpace& space, int64_t slot, int64_t parallel) {
+// How a trial starts: the command before cvtrain's own (srun under Slurm), the environment on top
+// of the sweep's, and a few words for the log.
+struct TrialLaunch {
+  std::vector<std::string> prefix;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string description;
+};
+
+// Where trial slot `slot` runs: a job step of the Slurm allocation, or its GPUs or its share of the
+// cores on this machine.
+TrialLaunch placement(const SweepOptions& o, const SweepSpace& space, const std::optional<StepPlan>& steps, int64_t slot,
+                      int64_t parallel, const std::string& name) {
+  if (steps)
+    return {srun_arguments(steps->shape, name), {{"OMP_NUM_THREADS", std::to_string(steps->shape.cpus_per_task)}}, describe_step(steps->shape)};
   if (o.visible_gpus > 0) {
     std::vector<std::string> visible;
     if (const char* set = std::getenv("CUDA_VISIBLE_DEVICES")) {
@@ -286,20 +190,20 @@ std::vector<std::pair<std::string, std::string>> placement(const SweepOptions& o
       const auto index = static_cast<size_t>(slot * space.gpus_per_trial + g);
       mine.push_back(index < visible.size() ? visible[index] : std::to_string(index));
     }
-    return {{"CUDA_VISIBLE_DEVICES", join(mine, ",")}};
+    return {{}, {{"CUDA_VISIBLE_DEVICES", join(mine, ",")}}, "local, GPU " + join(mine, ",")};
   }
-  return {{"OMP_NUM_THREADS", std::to_string(std::max<int64_t>(1, static_cast<int64_t>(o.cores) / parallel))}};
+  const int64_t threads = std::max<int64_t>(1, static_cast<int64_t>(o.cores) / parallel);
+  return {{}, {{"OMP_NUM_THREADS", std::to_string(threads)}}, fmt::format("local, {} thread(s)", threads)};
 }
-
 
 // One sweep's run: which trial goes next (a promotion at the highest rung first, as ASHA, else a
 // new trial), how each trial's exit is recorded, and the summary.
 class SweepRun {
  public:
   SweepRun(const SweepOptions& o, const SweepSpace& space, std::string folder, std::vector<Trial> trials, std::vector<int64_t> rungs,
-           int64_t parallel)
+           int64_t parallel, std::optional<StepPlan> steps)
       : o_(o), space_(space), folder_(std::move(folder)), log_((fs::path(folder_) / "sweep.jsonl").string()), trials_(std::move(trials)),
-        rungs_(std::move(rungs)), parallel_(parallel) {
+        rungs_(std::move(rungs)), parallel_(parallel), steps_(std::move(steps)) {
     for (int64_t s = parallel_ - 1; s >= 0; --s) free_slots_.push_back(s);
   }
 
@@ -313,8 +217,8 @@ class SweepRun {
     }
     if (stop_requested()) return;
     for (Trial& t : trials_)  // nothing left that could promote them: final
-      if (t.status == Status::kPaused) {
-        t.status = Status::kStoppedEarly;
+      if (t.status == TrialStatus::kPaused) {
+        t.status = TrialStatus::kStoppedEarly;
         t.message = fmt::format("stopped early after epoch {}", rungs_[t.rungs.size() - 1]);
         log_.ended(t);
       }
@@ -324,13 +228,13 @@ class SweepRun {
     SweepSummary summary;
     summary.folder = folder_;
     for (const Trial& t : trials_) {
-      summary.done += t.status == Status::kDone;
-      summary.failed += t.status == Status::kFailed;
-      summary.stopped_early += t.status == Status::kStoppedEarly;
-      summary.stopped += t.status == Status::kStopped || t.status == Status::kPending || t.status == Status::kPaused;
+      summary.done += t.status == TrialStatus::kDone;
+      summary.failed += t.status == TrialStatus::kFailed;
+      summary.stopped_early += t.status == TrialStatus::kStoppedEarly;
+      summary.stopped += t.status == TrialStatus::kStopped || t.status == TrialStatus::kPending || t.status == TrialStatus::kPaused;
       summary.started += t.logged_start;
       summary.epochs_trained += t.rungs.empty() ? 0 : rungs_[t.rungs.size() - 1];
-      const bool whole = t.status == Status::kDone;
+      const bool whole = t.status == TrialStatus::kDone;
       if (whole && t.metric && (!summary.best_metric || (space_.maximize ? *t.metric > *summary.best_metric : *t.metric < *summary.best_metric))) {
         summary.best_metric = t.metric;
         summary.best_trial = (fs::path(folder_) / trial_name(t.index)).string();
@@ -347,7 +251,7 @@ class SweepRun {
     if (Trial* t = promotion()) return start(*t), true;
     for (Trial& t : trials_) {
       // A trial stopped during this run was stopped on purpose (a signal): it continues on the next start.
-      if (t.status != Status::kPending && !(t.status == Status::kStopped && !stopped_here_.count(t.index))) continue;
+      if (t.status != TrialStatus::kPending && !(t.status == TrialStatus::kStopped && !stopped_here_.count(t.index))) continue;
       if (t.values.empty() && !draw(t)) return true;  // TPE's draw failed its check: recorded, look again
       start(t);
       return true;
@@ -362,7 +266,7 @@ class SweepRun {
       for (const Trial& t : trials_)
         if (t.rungs.size() > k) results.push_back(t.rungs[k]);
       for (Trial& t : trials_)
-        if (t.status == Status::kPaused && t.rungs.size() == k + 1 && promotable(results, t.rungs[k], space_.reduction, space_.maximize))
+        if (t.status == TrialStatus::kPaused && t.rungs.size() == k + 1 && promotable(results, t.rungs[k], space_.reduction, space_.maximize))
           return &t;
     }
     return nullptr;
@@ -374,7 +278,7 @@ class SweepRun {
     std::vector<std::string> problems;
     check_trial(o_, space_, t, folder_, problems);
     if (problems.empty()) return true;
-    t.status = Status::kFailed;
+    t.status = TrialStatus::kFailed;
     t.message = problems.front();
     log_.started(t);
     log_.ended(t);
@@ -385,18 +289,21 @@ class SweepRun {
     const int64_t slot = free_slots_.back();
     free_slots_.pop_back();
     const int64_t rung_epoch = rungs_[t.rungs.size()];
-    std::vector<std::string> argv{o_.executable, "--recipe", o_.recipe};
+    TrialLaunch launch = placement(o_, space_, steps_, slot, parallel_, trial_name(t.index));
+    std::vector<std::string> argv = launch.prefix;
+    for (const std::string& word : {o_.executable, std::string("--recipe"), o_.recipe}) argv.push_back(word);
     for (const std::string& v : trial_overrides(o_, t, folder_)) argv.push_back(v);
     argv.push_back(fmt::format("distributed.master_port={}", 29700 + 13 * slot));
     argv.push_back(fmt::format("train.stop_at_epoch={}", rung_epoch < rungs_.back() ? rung_epoch : 0));
-    const int pid = pool_.start(ChildSpec{argv, placement(o_, space_, slot, parallel_), log_file(t)});
+    const int pid = pool_.start(ChildSpec{argv, launch.env, log_file(t)});
+    t.launcher = launch.description;
     if (!t.logged_start) log_.started(t);
     t.logged_start = true;
-    t.status = Status::kRunning;
+    t.status = TrialStatus::kRunning;
     running_[pid] = {&t, slot};
     clocks_[pid] = Stopwatch();
-    log::info("{} {}: {}{}", trial_name(t.index), t.rungs.empty() ? "started" : "promoted", join(overrides_of(t.values), " "),
-              rungs_.size() > 1 ? fmt::format(" (to epoch {})", rung_epoch) : "");
+    log::info("{} {}: {}{} [{}]", trial_name(t.index), t.rungs.empty() ? "started" : "promoted", join(overrides_of(t.values), " "),
+              rungs_.size() > 1 ? fmt::format(" (to epoch {})", rung_epoch) : "", launch.description);
   }
 
   void on_exit(const ChildExit& exit) {
@@ -410,14 +317,14 @@ class SweepRun {
     if (exit.exit_code == 0) {
       t.rungs.push_back(t.metric.value_or(std::nan("")));
       log_.rung(t, rungs_[t.rungs.size() - 1]);
-      t.status = t.rungs.size() == rungs_.size() ? Status::kDone : Status::kPaused;
+      t.status = t.rungs.size() == rungs_.size() ? TrialStatus::kDone : TrialStatus::kPaused;
     } else {
-      t.status = exit.exit_code == kExitPreempted ? Status::kStopped : Status::kFailed;
-      if (t.status == Status::kStopped) stopped_here_.insert(t.index);
+      t.status = exit.exit_code == kExitPreempted ? TrialStatus::kStopped : TrialStatus::kFailed;
+      if (t.status == TrialStatus::kStopped) stopped_here_.insert(t.index);
     }
-    t.message = t.status == Status::kFailed ? failure_message(log_file(t), exit.exit_code) : "";
-    if (t.status != Status::kPaused) log_.ended(t);
-    if (t.status == Status::kFailed)
+    t.message = t.status == TrialStatus::kFailed ? failure_message(log_file(t), exit.exit_code) : "";
+    if (t.status != TrialStatus::kPaused) log_.ended(t);
+    if (t.status == TrialStatus::kFailed)
       log::warn("{} failed ({}); the sweep goes on", trial_name(t.index), t.message);
     else
       log::info("{} {}{}", trial_name(t.index), status_name(t.status), t.metric ? fmt::format(": {} {:.4f}", space_.metric, *t.metric) : "");
@@ -432,6 +339,7 @@ class SweepRun {
   std::vector<Trial> trials_;
   std::vector<int64_t> rungs_;  // the epochs trials pause at; the last is train.epochs
   int64_t parallel_;
+  std::optional<StepPlan> steps_;  // under Slurm: each trial one job step of this shape
   ProcessPool pool_;
   std::map<int, std::pair<Trial*, int64_t>> running_;  // pid -> trial, slot
   std::map<int, Stopwatch> clocks_;
@@ -439,10 +347,42 @@ class SweepRun {
   std::set<int64_t> stopped_here_;  // trials stopped by a signal during this run
 };
 
+// SWEEP/best_recipe.yaml: the best trial's resolved recipe as a run of its own (output SWEEP/best,
+// no pause), to train from as it is.
+void write_best_recipe(const std::string& trial_folder, const std::string& folder) {
+  LoadOptions load;
+  load.overrides = {"output=" + (fs::path(folder) / "best").string(), "train.stop_at_epoch=0"};
+  load.check_paths = false;
+  load.saved_by_run = true;
+  const Recipe best = load_recipe((fs::path(trial_folder) / "recipe.yaml").string(), load);
+  write_atomically((fs::path(folder) / "best_recipe.yaml").string(),
+                   fmt::format("# The best trial of this sweep, {}, as a recipe: cvtrain --recipe THIS_FILE\n{}",
+                               fs::path(trial_folder).filename().string(), recipe_to_yaml(best)));
+}
+
+// How many trials run at once: the space's `parallel`, as far as the GPUs here or the Slurm
+// allocation hold them.
+int64_t trials_at_once(const SweepOptions& o, const SweepSpace& space, const std::optional<StepPlan>& steps) {
+  int64_t parallel = space.parallel;
+  if (steps) {
+    if (steps->concurrent < parallel)
+      log::warn("Slurm job {} holds {} trial(s) of {} at once, not {}", o.slurm->job_id, steps->concurrent, describe_step(steps->shape), parallel);
+    return std::min<int64_t>(parallel, steps->concurrent);
+  }
+  if (o.visible_gpus > 0) {
+    const int64_t slots = std::max<int64_t>(1, o.visible_gpus / space.gpus_per_trial);
+    if (parallel > slots)
+      log::warn("{} GPU(s) hold {} trial(s) of {} GPU(s) at once, not {}", o.visible_gpus, slots, space.gpus_per_trial, parallel);
+    parallel = std::min(parallel, slots);
+  }
+  return parallel;
+}
+
 }  // namespace
 
 SweepSummary run_sweep(const SweepOptions& o) {
-  const SweepSpace space = load_sweep_space(o.space_file, recipe_keys());
+  const SweepSpace space = o.space_file.empty() ? load_recipe_sweep_section(o.recipe, recipe_keys()) : load_sweep_space(o.space_file, recipe_keys());
+  const std::string space_text = o.space_file.empty() ? space.text + "\n" : read_text(o.space_file);
   LoadOptions base;
   base.overrides = o.overrides;
   base.check_paths = false;
@@ -450,31 +390,33 @@ SweepSummary run_sweep(const SweepOptions& o) {
   const std::string folder = !o.folder.empty() ? o.folder : recipe.output + "_sweep";
   fs::create_directories(folder);
   const std::string space_copy = (fs::path(folder) / "space.yaml").string();
-  if (fs::exists(space_copy) && read_text(space_copy) != read_text(o.space_file))
-    throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, o.space_file));
+  if (fs::exists(space_copy) && read_text(space_copy) != space_text)
+    throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, space.file));
   std::vector<Trial> trials = plan_trials(space, SweepLog((fs::path(folder) / "sweep.jsonl").string()).read());
 
-  int64_t parallel = space.parallel;
-  if (o.visible_gpus > 0) {
-    const int64_t slots = std::max<int64_t>(1, o.visible_gpus / space.gpus_per_trial);
-    if (parallel > slots)
-      log::warn("{} GPU(s) hold {} trial(s) of {} GPU(s) at once, not {}", o.visible_gpus, slots, space.gpus_per_trial, parallel);
-    parallel = std::min(parallel, slots);
+  std::optional<StepPlan> steps;
+  if (o.slurm) {
+    const bool on_gpus = o.slurm->gpus_per_node > 0;
+    steps = plan_steps(*o.slurm, on_gpus ? static_cast<int>(space.gpus_per_trial) : world_size_of(recipe.distributed, 0), on_gpus,
+                       static_cast<int>(space.parallel));
   }
+  const int64_t parallel = trials_at_once(o, space, steps);
   // Every candidate the sweep can know now, checked before anything runs (TPE's as they come).
   std::vector<std::string> problems;
   for (const Trial& t : trials)
-    if (!t.values.empty() && (t.status == Status::kPending || t.status == Status::kStopped))
+    if (!t.values.empty() && (t.status == TrialStatus::kPending || t.status == TrialStatus::kStopped))
       check_trial(o, space, t, folder, problems);
   if (!problems.empty()) throw RecipeError(problems);
-  write_atomically(space_copy, read_text(o.space_file));
+  write_atomically(space_copy, space_text);
 
-  SweepRun sweep(o, space, folder, std::move(trials), rung_epochs(space.grace_epochs, space.reduction, recipe.train.epochs), parallel);
+  SweepRun sweep(o, space, folder, std::move(trials), rung_epochs(space.grace_epochs, space.reduction, recipe.train.epochs), parallel,
+                 steps);
   sweep.run();
   SweepSummary summary = sweep.summary();
+  if (!summary.best_trial.empty()) write_best_recipe(summary.best_trial, folder);
   write_atomically((fs::path(folder) / "results.md").string(),
-                   fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, o.space_file, space.maximize ? "max" : "min", space.metric,
-                               summary.table));
+                   fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, o.space_file.empty() ? o.recipe + "'s sweep: section" : o.space_file,
+                               space.maximize ? "max" : "min", space.metric, summary.table));
   return summary;
 }
 

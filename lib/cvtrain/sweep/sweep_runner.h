@@ -1,6 +1,7 @@
 // `cvtrain sweep`: trials of a recipe with the search space's values, each an ordinary cvtrain run
 // folder under the sweep's folder, run a few at a time on this machine's GPUs (gpus_per_trial
-// each, by CUDA_VISIBLE_DEVICES) or cores (shared out by OMP_NUM_THREADS). Every candidate recipe
+// each, by CUDA_VISIBLE_DEVICES) or cores (shared out by OMP_NUM_THREADS), or inside a Slurm
+// allocation as job steps (one srun per trial, as many at once as it holds). Every candidate recipe
 // is checked as `cvtrain check` would before any trial starts. sweep.jsonl records each trial's
 // start and end; started again, a sweep reruns no finished trial and lets an interrupted one
 // resume from its checkpoint. With early_stopping, trials pause at ASHA's rungs (train.stop_at_epoch)
@@ -13,16 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "cvtrain/launch/slurm_steps.h"
+
 namespace cvtrain {
 
 struct SweepOptions {
   std::string recipe;                  // the recipe every trial starts from
   std::vector<std::string> overrides;  // KEY=VALUE for every trial, before the searched values
-  std::string space_file;
+  std::string space_file;              // empty: the recipe's `sweep:` section
   std::string folder;                  // the sweep's folder; empty: the recipe's output + "_sweep"
   std::string executable;              // cvtrain itself, which runs each trial
   int visible_gpus = 0;
   unsigned cores = 1;
+  std::optional<SlurmAllocation> slurm;  // set: each trial runs as a job step of this allocation (srun)
 };
 
 struct SweepSummary {
