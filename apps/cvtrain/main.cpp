@@ -31,6 +31,7 @@
 #include "cvtrain/observe/run_report.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/sweep/sweep_report.h"
 #include "cvtrain/sweep/sweep_runner.h"
 #include "cvtrain/train/export.h"
 #include "cvtrain/train/preflight.h"
@@ -157,6 +158,7 @@ int run_eval(const EvalArgs& args, int argc, char** argv) {
 struct SweepArgs {
   RecipeArgs recipe;
   std::string space, out;
+  std::string launcher = "auto";
 };
 
 // `cvtrain sweep`: every trial an ordinary cvtrain run of this executable, a few at a time.
@@ -169,6 +171,11 @@ int run_sweep_command(const SweepArgs& args) {
   options.executable = own_executable();
   options.visible_gpus = cvtrain::visible_cuda_devices();
   options.cores = std::max(1u, std::thread::hardware_concurrency());
+  if (args.launcher != "local") {
+    options.slurm = cvtrain::slurm_allocation(cvtrain::process_environment());
+    if (args.launcher == "srun" && !options.slurm)
+      throw cvtrain::Error("--launcher srun: this process is not in a Slurm allocation (run the sweep from an sbatch script or salloc)");
+  }
   const cvtrain::SweepSummary summary = cvtrain::run_sweep(options);
   std::printf("%s", summary.table.c_str());
   cvtrain::log::info("{}: {} trial(s) done, {} failed, {} to continue; results in {}/results.md{}", summary.folder, summary.done,
@@ -276,7 +283,18 @@ struct ReportArgs {
   std::string run, out;
 };
 
+int run_sweep_report(const ReportArgs& args) {
+  const cvtrain::SweepHistory sweep = cvtrain::read_sweep_history(args.run);
+  const std::string out = args.out.empty() ? (std::filesystem::path(args.run) / "report.html").string() : args.out;
+  cvtrain::write_file_atomically(out, cvtrain::sweep_report_html(sweep, cvtrain::utc_now()));
+  for (const std::string& note : sweep.notes) cvtrain::log::info("{}", note);
+  cvtrain::log::info("report of sweep {} ({} trials{}) written to {}", args.run, sweep.trials.size(),
+                     sweep.best_trial.empty() ? "" : ", best " + sweep.best_trial, out);
+  return 0;
+}
+
 int run_report(const ReportArgs& args) {
+  if (cvtrain::is_sweep_folder(args.run)) return run_sweep_report(args);
   const cvtrain::RunHistory history = cvtrain::read_run_history(args.run);
   const std::string out = args.out.empty() ? (std::filesystem::path(args.run) / "report.html").string() : args.out;
   cvtrain::write_file_atomically(out, cvtrain::run_report_html(history, cvtrain::utc_now()));
@@ -302,9 +320,9 @@ int run_cli(int argc, char** argv) {
                "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
                "  cvtrain eval --recipe FILE [--checkpoint DIR | --weights F] top-1, top-5 and loss on data.val\n"
                "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
-               "  cvtrain report RUN [--out FILE.html]                      one HTML page: curves, step breakdown, ranks, verdicts\n"
+               "  cvtrain report RUN|SWEEP [--out FILE.html]                one HTML page: curves, step breakdown, ranks, verdicts\n"
                "  cvtrain preflight --recipe FILE [KEY=VALUE ...]           measure ranks, links and input pipeline before training\n"
-               "  cvtrain sweep --recipe FILE --space S.yaml [KEY=VALUE ...]  trials over a search space, a few at a time\n"
+               "  cvtrain sweep --recipe FILE [--space S.yaml]              trials over a search space (grid, random, TPE; ASHA)\n"
                "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"
                "after saving a checkpoint (run again to resume).",
                "cvtrain"};
@@ -418,18 +436,26 @@ int run_cli(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand(
       "report", "Write one self-contained HTML page of a run folder (no network needed to view it): key figures, the\n"
                 "profiler's verdicts, loss and accuracy, throughput, the step-time breakdown, per-rank step times, memory,\n"
-                "the resolved recipe and provenance. Works on a run still going (from what it has written so far)");
-  report_cmd->add_option("run", report_args.run, "A run folder (the recipe's `output`)")->required();
+                "the resolved recipe and provenance. Works on a run still going (from what it has written so far). Given a sweep's\n"
+                "folder: every trial's learning curve, the metric against each searched key, the trials best first and the\n"
+                "best trial's recipe");
+  report_cmd->add_option("run", report_args.run, "A run folder (the recipe's `output`) or a sweep folder (it holds sweep.jsonl)")->required();
   report_cmd->add_option("--out,-o", report_args.out, "The HTML file (default: RUN/report.html)");
   SweepArgs sweep_args;
   auto* sweep_cmd = app.add_subcommand(
-      "sweep", "Hyperparameter search: trials of the recipe with values from a search space file (grid, random or tpe), each an\n"
-               "ordinary run folder under the sweep's folder, `parallel` at a time on this machine's GPUs (gpus_per_trial each) or\n"
-               "cores. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial and resumes the\n"
+      "sweep", "Hyperparameter search: trials of the recipe with values from a search space (--space FILE or the recipe's sweep:\n"
+               "section; grid, random or tpe, optionally ASHA early stopping), each an ordinary run folder under the sweep's folder,\n"
+               "`parallel` at a time on this machine's GPUs (gpus_per_trial each) or cores, or inside a Slurm allocation as one\n"
+               "srun job step per trial. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial and resumes the\n"
                "interrupted ones. Writes SWEEP/sweep.jsonl and SWEEP/results.md (best first)");
   add_recipe_args(*sweep_cmd, sweep_args.recipe, true);
-  sweep_cmd->add_option("--space,-s", sweep_args.space, "The search space YAML file (see README, \"Sweeps\")")->required()->check(CLI::ExistingFile);
+  sweep_cmd->add_option("--space,-s", sweep_args.space, "The search space YAML file (see README, \"Sweeps\"); default: the recipe's sweep: section")
+      ->check(CLI::ExistingFile);
   sweep_cmd->add_option("--out,-o", sweep_args.out, "The sweep's folder (default: the recipe's output + _sweep)");
+  sweep_cmd->add_option("--launcher", sweep_args.launcher, "How trials start: local (this machine's GPUs or cores), srun (one job step "
+                                                           "each inside this Slurm allocation), auto (srun inside an allocation)")
+      ->check(CLI::IsMember({"auto", "local", "srun"}))
+      ->capture_default_str();
   app.require_subcommand(0, 1);
 
   try {

@@ -76,6 +76,14 @@ RunHistory read_run_history(const std::string& folder) {
   return run;
 }
 
+std::vector<JsonValue> epochs_of_every_start(const std::string& folder) {
+  const fs::path root(folder);
+  RunHistory run;
+  for (int n = 1; fs::exists(root / fmt::format("metrics.{}.jsonl", n)); ++n) read_metrics(root / fmt::format("metrics.{}.jsonl", n), run);
+  if (fs::exists(root / "metrics.jsonl")) read_metrics(root / "metrics.jsonl", run);
+  return run.epochs;
+}
+
 std::vector<double> column(const std::vector<JsonValue>& records, const std::string& key) {
   std::vector<double> values;
   values.reserve(records.size());

@@ -25,6 +25,11 @@ struct RunHistory {
 // other than a partial last one.
 RunHistory read_run_history(const std::string& folder);
 
+// The `epoch` lines of every start of a run, oldest first: metrics.1.jsonl, metrics.2.jsonl, ...,
+// then metrics.jsonl (each start of a resumed run keeps the earlier one's file). Empty when the
+// folder has none; throws Error with file:line for a damaged line other than a file's last.
+std::vector<JsonValue> epochs_of_every_start(const std::string& folder);
+
 // Every record's `key` as a number, NaN where it is missing or null.
 std::vector<double> column(const std::vector<JsonValue>& records, const std::string& key);
 

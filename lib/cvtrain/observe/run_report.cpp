@@ -10,7 +10,7 @@
 
 #include "cvtrain/core/step_phase.h"
 #include "cvtrain/core/text.h"
-#include "cvtrain/core/version.h"
+#include "cvtrain/observe/report_html.h"
 #include "cvtrain/observe/svg_chart.h"
 
 namespace cvtrain {
@@ -27,31 +27,6 @@ constexpr const char* kRed = "#e45756";
 constexpr const char* kGrey = "#9d9d9d";
 constexpr size_t kMaxRankLines = 8;  // more ranks are drawn as min / median / max
 
-constexpr const char* kStyle = R"(
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; background: #f4f5f7; color: #222; }
-main { max-width: 1380px; margin: 0 auto; padding: 20px 28px 40px; }
-h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 10px; }
-.sub { color: #555; margin: 0 0 16px; font-size: 14px; }
-.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); gap: 10px; }
-.tile { background: #fff; border-radius: 8px; padding: 10px 14px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
-.tile .label { color: #666; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
-.tile .value { font-size: 22px; font-weight: 600; margin-top: 2px; } .tile .detail { color: #666; font-size: 12px; }
-.verdicts { list-style: none; padding: 0; margin: 0; }
-.verdicts li { background: #fff; border-left: 5px solid #e45756; border-radius: 6px; padding: 10px 14px; margin-bottom: 8px;
-  box-shadow: 0 1px 2px rgba(0,0,0,.08); font-size: 14px; }
-.verdicts li.ok { border-left-color: #54a24b; } .verdicts li.info { border-left-color: #f2b134; }
-.kind { display: inline-block; min-width: 120px; font-weight: 600; color: #444; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 14px; }
-.card { background: #fff; border-radius: 8px; padding: 8px 10px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
-.card p { margin: 2px 8px 6px; color: #666; font-size: 12px; }
-pre { background: #fff; border-radius: 8px; padding: 12px 16px; font-size: 12px; overflow: auto; max-height: 460px; margin: 0;
-  box-shadow: 0 1px 2px rgba(0,0,0,.08); }
-.pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; align-items: start; }
-table { border-collapse: collapse; width: 100%; word-break: break-word; background: #fff; border-radius: 8px; font-size: 13px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
-td, th { padding: 5px 12px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
-th { color: #555; font-weight: 600; white-space: nowrap; word-break: normal; }
-footer { color: #777; font-size: 12px; margin-top: 28px; }
-)";
 
 double last_finite(const std::vector<double>& values) {
   for (auto it = values.rbegin(); it != values.rend(); ++it)
@@ -74,15 +49,6 @@ double median_finite(std::vector<double> values) {
 }
 
 std::string or_dash(double v, const std::string& formatted) { return std::isfinite(v) ? formatted : "—"; }
-
-std::string tile(const std::string& label, const std::string& value, const std::string& detail = "") {
-  return fmt::format("<div class=\"tile\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"detail\">{}</div></div>\n",
-                     xml_escape(label), xml_escape(value), xml_escape(detail));
-}
-
-std::string card(const std::string& svg, const std::string& caption) {
-  return "<div class=\"card\">" + svg + (caption.empty() ? "" : "<p>" + xml_escape(caption) + "</p>") + "</div>\n";
-}
 
 ChartSeries series(const std::string& name, const char* colour, std::vector<double> x, std::vector<double> y, bool dots = false) {
   ChartSeries s;
@@ -109,18 +75,18 @@ std::string key_figures(const RunHistory& run) {
   const std::vector<double> top1 = column(run.epochs, "top1");
   const double peak_mb = max_finite(column(run.epochs, "peak_memory_mb"));
   std::string out = "<div class=\"tiles\">\n";
-  out += tile("steps", or_dash(step, fmt::format("{:.0f}", step)), fmt::format("{} epoch(s) logged", run.epochs.size()));
-  out += tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))),
+  out += html_tile("steps", or_dash(step, fmt::format("{:.0f}", step)), fmt::format("{} epoch(s) logged", run.epochs.size()));
+  out += html_tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))),
               std::isfinite(max_finite(top1)) ? fmt::format("best {:.2f}%", 100 * max_finite(top1)) : "no validation data");
-  out += tile("images/s", or_dash(images_per_s, fmt::format("{:.0f}", images_per_s)),
+  out += html_tile("images/s", or_dash(images_per_s, fmt::format("{:.0f}", images_per_s)),
               std::isfinite(images_per_s) ? fmt::format("{:.0f} per rank, {} rank(s)", images_per_s / world, world) : "");
-  out += tile("step time", or_dash(step_s, fmt::format("{:.3f} s", step_s)), "mean over the run");
+  out += html_tile("step time", or_dash(step_s, fmt::format("{:.3f} s", step_s)), "mean over the run");
   const std::optional<double> mfu = use.number("mfu");
-  out += tile("MFU", mfu ? fmt::format("{:.1f}%", 100 * *mfu) : "—",
+  out += html_tile("MFU", mfu ? fmt::format("{:.1f}%", 100 * *mfu) : "—",
               mfu ? fmt::format("{:.1f} of {:.0f} TFLOP/s", use.number("tflops").value_or(0), use.number("peak_tflops").value_or(0))
                   : "no known peak (CPU, or set observe.peak_tflops)");
   const std::optional<double> memory = use.number("memory_fraction");
-  out += tile("peak memory", or_dash(peak_mb, fmt::format("{:.0f} MB", peak_mb)),
+  out += html_tile("peak memory", or_dash(peak_mb, fmt::format("{:.0f} MB", peak_mb)),
               memory ? fmt::format("{:.0f}% of the device", 100 * *memory) : "largest rank, above its start");
   return out + "</div>\n";
 }
@@ -146,20 +112,20 @@ std::string verdict_list(const RunHistory& run) {
 std::string loss_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("train loss", kBlue, column(run.intervals, "step"), column(run.intervals, "loss")),
                              series("validation loss", kOrange, column(run.epochs, "step"), column(run.epochs, "val_loss"), true)};
-  return card(line_chart(ChartFrame{"loss", "Loss", "step", "loss", false, false}, s), "train: mean over each logging interval");
+  return html_card(line_chart(ChartFrame{"loss", "Loss", "step", "loss", false, false}, s), "train: mean over each logging interval");
 }
 
 std::string accuracy_chart(const RunHistory& run) {
   const std::vector<double> epochs = column(run.epochs, "epoch");
   std::vector<ChartSeries> s{series("top-1", kBlue, epochs, column(run.epochs, "top1"), true),
                              series("top-5", kGreen, epochs, column(run.epochs, "top5"), true)};
-  return card(line_chart(ChartFrame{"accuracy", "Validation accuracy", "epoch", "accuracy", true, false, true}, s), "");
+  return html_card(line_chart(ChartFrame{"accuracy", "Validation accuracy", "epoch", "accuracy", true, false, true}, s), "");
 }
 
 std::string throughput_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("images/s, interval", kBlue, column(run.intervals, "step"), column(run.intervals, "images_per_s")),
                              series("images/s, epoch", kOrange, column(run.epochs, "step"), column(run.epochs, "images_per_s"), true)};
-  return card(line_chart(ChartFrame{"throughput", "Throughput (whole job)", "step", "images/s"}, s),
+  return html_card(line_chart(ChartFrame{"throughput", "Throughput (whole job)", "step", "images/s"}, s),
               "interval: each logging window; epoch: the epoch's images over its training time (evaluation left out)");
 }
 
@@ -178,7 +144,7 @@ std::string breakdown_chart(const RunHistory& run) {
     kept_x.push_back(x[i]);
     for (size_t p = 0; p < kPhaseCount; ++p) kept[p].y.push_back(layers[p].y[i]);
   }
-  return card(stacked_area_chart(ChartFrame{"breakdown", "Where the step time goes (rank 0)", "step", "seconds per step"}, kept_x, kept),
+  return html_card(stacked_area_chart(ChartFrame{"breakdown", "Where the step time goes (rank 0)", "step", "seconds per step"}, kept_x, kept),
               "data: waiting for the input pipeline; comm: communication left exposed after backward; other: logging and "
               "checkpoints between steps");
 }
@@ -188,7 +154,7 @@ std::string rank_spread_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("slowest rank", kRed, x, column(run.intervals, "rank_own_s_max")),
                              series("median rank", kBlue, x, column(run.intervals, "rank_own_s_median")),
                              series("fastest rank", kGreen, x, column(run.intervals, "rank_own_s_min"))};
-  return card(line_chart(ChartFrame{"rank_spread", "Per-rank step time over the run", "step", "own seconds per step", false, false}, s),
+  return html_card(line_chart(ChartFrame{"rank_spread", "Per-rank step time over the run", "step", "own seconds per step", false, false}, s),
               "each rank's own work per step (communication and waiting for others left out), over ranks");
 }
 
@@ -201,7 +167,7 @@ std::string rank_bars_chart(const RunHistory& run) {
     labels.push_back(fmt::format("{} · {:.2f}", r.text("label"), r.number("score").value_or(1)));
     for (size_t p = 0; p < kPhaseCount; ++p) layers[p].y.push_back(r.number(kPhaseNames[p]).value_or(0));
   }
-  return card(stacked_bar_chart(ChartFrame{"rank_bars", "Each rank's step, by phase", "seconds per step", ""}, labels, layers),
+  return html_card(stacked_bar_chart(ChartFrame{"rank_bars", "Each rank's step, by phase", "seconds per step", ""}, labels, layers),
               "the number after each rank is its straggler score: the fastest rank's own time ÷ this rank's");
 }
 
@@ -232,18 +198,18 @@ std::string memory_chart(const RunHistory& run) {
     }
     s = {series("largest rank", kRed, epochs, high, true), series("smallest rank", kGreen, epochs, low, true)};
   }
-  return card(line_chart(ChartFrame{"memory", "Peak memory per rank", "epoch", "MB above the rank's start", false, true, true}, s),
+  return html_card(line_chart(ChartFrame{"memory", "Peak memory per rank", "epoch", "MB above the rank's start", false, true, true}, s),
               "CUDA: the caching allocator's peak; CPU: the process's peak resident set");
 }
 
 std::string learning_rate_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("learning rate", kBlue, column(run.intervals, "step"), column(run.intervals, "lr"))};
   if (std::isfinite(max_finite(column(run.intervals, "loss_scale"))))
-    return card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "") +
-           card(line_chart(ChartFrame{"loss_scale", "fp16 loss scale", "step", "scale"},
+    return html_card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "") +
+           html_card(line_chart(ChartFrame{"loss_scale", "fp16 loss scale", "step", "scale"},
                            {series("loss scale", kOrange, column(run.intervals, "step"), column(run.intervals, "loss_scale"))}),
                 "halved at each overflow, doubled after a run of good steps");
-  return card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "");
+  return html_card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "");
 }
 
 std::string charts(const RunHistory& run) {
@@ -308,16 +274,12 @@ std::string subtitle(const RunHistory& run) {
 }  // namespace
 
 std::string run_report_html(const RunHistory& run, const std::string& generated_at) {
-  std::string notes;
-  for (const std::string& n : run.notes) notes += "<br>" + xml_escape(n);
-  return fmt::format(
-      "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>cvtrain report: {}</title>\n<style>{}</style>\n"
-      "</head>\n<body>\n<main>\n<h1>{}</h1>\n<p class=\"sub\">{}</p>\n{}{}{}<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>{}</pre>\n</div>\n{}</div>\n"
-      "<footer>Written by cvtrain {} at {} from the run folder's metrics.jsonl, perf_summary.json, provenance.json and "
-      "recipe.yaml.{}</footer>\n</main>\n</body>\n</html>\n",
-      xml_escape(title_of(run)), kStyle, xml_escape(title_of(run)), xml_escape(subtitle(run)), key_figures(run), verdict_list(run),
-      charts(run) + preflight_section(run), xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml),
-      provenance_table(run), kVersion, xml_escape(generated_at), notes);
+  const std::string recipe = xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml);
+  return html_page(HtmlPage{"cvtrain report: " + title_of(run), title_of(run), subtitle(run),
+                            key_figures(run) + verdict_list(run) + charts(run) + preflight_section(run) +
+                                "<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>" + recipe + "</pre>\n</div>\n" +
+                                provenance_table(run) + "</div>\n",
+                            "the run folder's metrics.jsonl, perf_summary.json, provenance.json and recipe.yaml", generated_at, run.notes});
 }
 
 }  // namespace cvtrain

@@ -136,6 +136,10 @@ std::string line_path(const ChartSeries& s, const Scale& x, const Scale& y) {
   std::string d, dots;
   bool pen_down = false;
   const size_t n = std::min(s.x.size(), s.y.size()), stride = stride_of(n);
+  // A line of one point draws nothing: that series is its marker, as a scatter's.
+  size_t finite = 0;
+  for (size_t i = 0; i < n; ++i) finite += std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
+  const bool points_only = !s.line || finite == 1;
   for (size_t i = 0; i < n; i += stride) {
     if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) {
       pen_down = false;
@@ -143,8 +147,10 @@ std::string line_path(const ChartSeries& s, const Scale& x, const Scale& y) {
     }
     d += fmt::format("{}{:.1f},{:.1f} ", pen_down ? "L" : "M", x(s.x[i]), y(s.y[i]));
     pen_down = true;
-    if (s.dots) dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", x(s.x[i]), y(s.y[i]), s.colour);
+    if (s.dots || points_only)
+      dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"/>", x(s.x[i]), y(s.y[i]), s.line ? 3 : 5, s.colour);
   }
+  if (points_only) return fmt::format("<g class=\"series\"><title>{}</title>{}</g>\n", xml_escape(s.name), dots);
   return fmt::format("<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}><title>{}</title></path>{}\n", d,
                      s.colour, s.dashed ? " stroke-dasharray=\"6 4\"" : "", xml_escape(s.name), dots);
 }
@@ -186,6 +192,11 @@ std::string line_chart(const ChartFrame& frame, const std::vector<ChartSeries>& 
         xs.add(s.x[i]);
         ys.add(s.y[i]);
       }
+  }
+  // A scatter's markers at the ends of the x range would be cut in half by the plot's edges.
+  if (!xs.empty() && std::any_of(shown.begin(), shown.end(), [](const ChartSeries* s) { return !s->line; })) {
+    const double pad = xs.hi > xs.lo ? 0.05 * (xs.hi - xs.lo) : 0.5;
+    xs = Range{xs.lo - pad, xs.hi + pad};
   }
   const double bottom = kTop + kPlotHeight, height = bottom + 44 + legend_height(shown);
   std::vector<double> ticks;

@@ -15,6 +15,7 @@ struct ChartSeries {
   std::vector<double> y;  // NaN breaks a line
   bool dashed = false;
   bool dots = false;  // a marker on every point, for sparse series (one per epoch)
+  bool line = true;   // false: the points alone (a scatter), each with a marker
 };
 
 struct ChartFrame {
@@ -26,7 +27,7 @@ struct ChartFrame {
   bool whole_x = false;     // x counts something whole (epochs): no ticks between integers
 };
 
-// Lines of (x, y) points; a series with no finite point is left out of the chart and the legend.
+// Lines of (x, y) points (or scatters: ChartSeries::line); a series with no finite point is left out of the chart and the legend.
 std::string line_chart(const ChartFrame& frame, const std::vector<ChartSeries>& series);
 
 // `layers` stacked on each other over the shared `x` (each layer's y has one value per x): the
