@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Tries scripts/slurm/cvtrain.sbatch under real Slurm on this one machine: installs Debian's slurmd,
+# Tries scripts/slurm/cvtrain.sbatch and sweep.sbatch under real Slurm on this one machine: installs Debian's slurmd,
 # slurmctld and munge, configures two one-CPU nodes (vm1, vm2) served by two slurmd daemons on this
 # host, and submits a 2-node job, one whose rank 1 crashes at step 3, a zero1 one (it must stay
 # zero1: the batch script turns only `single` into ddp), and one preempted mid-run
-# (SIGUSR1) that requeues itself and resumes, and a 4-trial sweep as one batch job. Changes /etc/slurm,
+# (SIGUSR1) that requeues itself and resumes; then a 4-trial sweep as one batch job, and a sweep
+# preempted the same way that requeues and resumes its trials. Changes /etc/slurm,
 # /etc/munge and /etc/hosts (vm1 and vm2 resolve to 127.0.0.1): for a throwaway machine only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -74,6 +75,7 @@ sampler: grid
 trials: 0
 parallel: 4
 YAML
+sed 's/, 0.2\]/]/; s/parallel: 4/parallel: 2/' "$OUT/space.yaml" > "$OUT/space3.yaml"  # for the preempted sweep below
 sbatch --wait --nodes=2 --ntasks-per-node=1 --cpus-per-task=1 --gpus-per-node=0 --time=10 -o "$OUT/sweep.out" \
   scripts/slurm/sweep.sbatch recipes/quickstart.yaml --space "$OUT/space.yaml" --out "$OUT/sweep" model.arch=mlp \
   data.max_samples=1000 data.max_val_samples=500 train.epochs=1 train.global_batch=64 > /dev/null &&
@@ -92,4 +94,17 @@ for line in open(sys.argv[1]):
     most = max(most, running)
 print(f"  sweep.jsonl: {steps} trials started as srun steps, at most {most} at once")
 PY
-build/apps/cvtrain report "$OUT/sweep" | sed 's/^/  /'
+build/apps/cvtrain report "$OUT/sweep" 2>&1 | sed 's/^/  /'
+
+# The sweep preempted: SIGUSR1 to the batch script (what --signal=B:USR1@180 does) reaches the sweep and
+# its running trials, which save and stop; the script requeues the job, and the requeued sweep resumes
+# the two interrupted trials from their checkpoints and then runs the third.
+job=$(sbatch --parsable --nodes=2 --ntasks-per-node=1 --cpus-per-task=1 --gpus-per-node=0 --time=10 -o "$OUT/sweep_preempted.out" \
+  scripts/slurm/sweep.sbatch recipes/quickstart.yaml --space "$OUT/space3.yaml" --out "$OUT/sweep_preempted" model.arch=mlp \
+  data.max_samples=6400 data.max_val_samples=500 train.epochs=2 train.global_batch=64 train.log_every=10)
+for _ in $(seq 300); do grep -q "step 30/" "$OUT/sweep_preempted/trial-0000.log" 2> /dev/null && break; sleep 0.2; done
+scancel --batch --signal=USR1 "$job"
+for _ in $(seq 600); do scontrol show job "$job" | grep -q "JobState=COMPLETED" && break; sleep 1; done
+scontrol show job "$job" | grep -o "JobState=[A-Z]*\|Restarts=[0-9]*" | sed 's/^/  /'
+grep -E "stopped:|requeueing|done:|trial\(s\) done" "$OUT/sweep_preempted.out" | sed 's/^/  /'
+grep -c "resuming from" "$OUT"/sweep_preempted/trial-000?.log | sed 's/^/  /'

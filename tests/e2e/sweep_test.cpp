@@ -5,6 +5,7 @@
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <regex>
@@ -111,6 +112,20 @@ TEST_CASE("ASHA stops at least half the trials early, and a promoted trial conti
   const std::string results = read_text(dir.file("sweep/results.md"));
   REQUIRE(std::regex_search(results, best, std::regex(R"(\| 1 \| trial-(\d+) \| done \| ([0-9.]+) \| ([0-9.e-]+) \|)")));
   const std::string name = "trial-" + std::string(best[1]);
+  // It is the finished trial whose own last epoch has the highest top-1.
+  double best_top1 = -1;
+  std::string best_name;
+  for (int i = 0; i < 8; ++i) {
+    const std::string trial_name = fmt::format("trial-{:04d}", i);
+    const std::vector<double> top1 = numbers_after(read_text(dir.file("sweep/" + trial_name + "/metrics.jsonl")), "top1");
+    if (log.find(fmt::format("\"trial\": {}, \"status\": \"done\"", i)) == std::string::npos || top1.empty()) continue;
+    if (top1.back() > best_top1) best_top1 = top1.back(), best_name = trial_name;
+  }
+  CHECK(name == best_name);
+  CHECK(std::stod(best[2]) == Approx(best_top1).margin(1e-4));
+  // best_recipe.yaml is that trial's recipe with a folder of its own.
+  CHECK_THAT(read_text(dir.file("sweep/best_recipe.yaml")), Catch::Contains("# The best trial of this sweep, " + name) &&
+                                                             Catch::Contains("output: " + dir.file("sweep/best")));
   CHECK(count_of(read_text(dir.file("sweep/" + name + ".log")), "resuming from") == 2);
   // Each start keeps the earlier metrics as metrics.N.jsonl: 4 epoch records in all, none evaluated twice.
   int epochs = 0;
