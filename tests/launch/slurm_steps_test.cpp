@@ -23,7 +23,7 @@ SlurmAllocation cpus(std::vector<int> per_node) {
 
 }  // namespace
 
-TEST_CASE("the batch script and salloc are in an allocation; a step's task and a plain shell are not", "[launch]") {
+TEST_CASE("the batch script and salloc are in an allocation, but a step's task and a plain shell are not", "[launch]") {
   CHECK_FALSE(slurm_allocation(env_of({})));
   const std::map<std::string, std::string> batch{{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_CPUS_PER_NODE", "36(x2),18"},
                                                  {"SLURM_GPUS_PER_NODE", "h100:4"}, {"SLURM_MEM_PER_NODE", "64000"},
