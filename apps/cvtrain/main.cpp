@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
+#include "cvtrain/core/cpu_budget.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
@@ -170,7 +170,7 @@ int run_sweep_command(const SweepArgs& args) {
   options.folder = args.out;
   options.executable = own_executable();
   options.visible_gpus = cvtrain::visible_cuda_devices();
-  options.cores = std::max(1u, std::thread::hardware_concurrency());
+  options.cores = cvtrain::usable_cpus();
   if (args.launcher != "local") {
     options.slurm = cvtrain::slurm_allocation(cvtrain::process_environment());
     if (args.launcher == "srun" && !options.slurm)

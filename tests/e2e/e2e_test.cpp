@@ -241,14 +241,17 @@ TEST_CASE("Mixup and CutMix train with soft targets", "[e2e]") {
 TEST_CASE("an input-bound run is reported with the fraction of time spent waiting for data", "[e2e]") {
   TempDir dir;
   // Large noisy JPEGs (megabytes of entropy-coded data each) for a tiny MLP, decoded on the
-  // training thread: nearly all of every step is waiting for data.
+  // training thread: nearly all of every step is waiting for data. The run may use one CPU
+  // (taskset), as a job given part of a node: the advice counts that CPU, not the machine's.
   cvtrain::testing::write_noise_jpeg_folder(dir, "images", 16, 1200, 900, 12345);
-  const RunResult run = run_cvtrain("--recipe " + folder_recipe(dir, "images") +
-                                        " model.arch=mlp model.image_size=16 data.workers=0 augment.random_resized_crop=[] "
-                                        "train.log_every=1 output=" + dir.file("run"), dir);
+  const RunResult run = cvtrain::testing::run_shell("taskset -c 0 $CVTRAIN --recipe " + folder_recipe(dir, "images") +
+                                                        " model.arch=mlp model.image_size=16 data.workers=0 augment.random_resized_crop=[] "
+                                                        "train.log_every=1 output=" + dir.file("run"),
+                                                    dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.output, Catch::Contains("warning: input-bound:") && Catch::Contains("data.workers: ") && Catch::Contains("(now 0"));
+  CHECK_THAT(run.output, Catch::Contains("this node has 1 cores for 1 rank") || Catch::Contains("this node's 1 cores per rank"));
   const std::vector<double> wait = numbers_after(read_text(dir.file("run/metrics.jsonl")), "data_wait");
   REQUIRE_FALSE(wait.empty());
   CHECK(wait.back() > 0.25);  // ~0.95 on an idle machine; lenient for a loaded CI host

@@ -79,3 +79,16 @@ TEST_CASE("the batch script itself is not a rank and torchrun inside Slurm wins"
   both.insert({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_ADDR", "localhost"}, {"MASTER_PORT", "29500"}});
   CHECK(rank_from_environment(env_of(both))->source == "torchrun");
 }
+
+TEST_CASE("the cores for a node's ranks are Slurm's CPUs per task in a step, else what the process may use", "[launch]") {
+  auto task = kSlurmTask;
+  task["SLURM_CPUS_PER_TASK"] = "12";
+  CHECK(cores_for_local_ranks(env_of(task), 4, 128) == 48);  // 4 ranks of 12 CPUs on a 128-core node
+  task.erase("SLURM_CPUS_PER_TASK");
+  CHECK(cores_for_local_ranks(env_of(task), 4, 128) == 128);
+  auto batch = kSlurmTask;
+  batch["SLURM_STEP_ID"] = "batch";
+  batch["SLURM_CPUS_PER_TASK"] = "12";
+  CHECK(cores_for_local_ranks(env_of(batch), 1, 24) == 24);  // the batch script launches, with its own mask
+  CHECK(cores_for_local_ranks(env_of({}), 2, 0) == 1);
+}

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cvtrain/core/error.h"
@@ -89,6 +90,16 @@ std::optional<RankInfo> rank_from_environment(const EnvLookup& env, int port) {
   const auto step = env("SLURM_STEP_ID");
   if (env("SLURM_PROCID") && step && *step != kBatchStepId && *step != "batch") return from_slurm(env, port);
   return std::nullopt;
+}
+
+unsigned cores_for_local_ranks(const EnvLookup& env, int local_ranks, unsigned usable) {
+  const auto step = env("SLURM_STEP_ID");
+  const auto per_task = env("SLURM_CPUS_PER_TASK");
+  if (step && *step != kBatchStepId && *step != "batch" && per_task) {
+    const int cpus = optional_integer(env, "SLURM_CPUS_PER_TASK", 0);
+    if (cpus > 0) return static_cast<unsigned>(cpus * std::max(1, local_ranks));
+  }
+  return std::max(1u, usable);
 }
 
 }  // namespace cvtrain

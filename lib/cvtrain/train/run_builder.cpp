@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
+#include "cvtrain/core/cpu_budget.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
@@ -69,12 +69,15 @@ c10::Device choose_device(DeviceKind requested, const RankInfo& rank) {
   return c10::Device(c10::kCUDA, index);
 }
 
+// The cores of this node for its ranks: those the job was given (affinity, Slurm's CPUs per task),
+// not the machine's count.
+unsigned node_cores(const RankInfo& rank) { return cores_for_local_ranks(process_environment(), rank.local_world_size, usable_cpus()); }
+
 // Ranks on one node split its cores, as torchrun does with OMP_NUM_THREADS, unless the user set it:
 // two ranks each running a thread per core would fight over every core.
 void share_cores(const RankInfo& rank) {
   if (rank.local_world_size <= 1 || std::getenv("OMP_NUM_THREADS")) return;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(std::max(1, cores / rank.local_world_size));
+  at::set_num_threads(std::max(1, static_cast<int>(node_cores(rank)) / rank.local_world_size));
 }
 
 std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKind strategy, const RankInfo& rank,
@@ -322,7 +325,7 @@ PerfContext perf_context(const Recipe& recipe, const RankInfo& rank, const c10::
   PerfContext c;
   c.world_size = rank.world_size;
   c.local_world_size = rank.local_world_size;
-  c.cores = std::thread::hardware_concurrency();
+  c.cores = node_cores(rank);
   c.on_gpu = device.is_cuda();
   c.device_name = device_name(device);
   c.gpu_has_fast_bf16 = c.on_gpu && has_fast_bf16(compute_capability_major(device));

@@ -1,0 +1,21 @@
+// usable_cpus(): sched_getaffinity's count (see cpu_budget.h).
+#include "cvtrain/core/cpu_budget.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace cvtrain {
+
+unsigned usable_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+    const int count = CPU_COUNT(&mask);
+    if (count > 0) return static_cast<unsigned>(count);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace cvtrain

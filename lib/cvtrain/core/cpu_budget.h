@@ -1,0 +1,11 @@
+// The CPUs this process may use: its affinity mask, which taskset, a container's cpuset and
+// Slurm's task binding narrow, not the machine's count (std::thread::hardware_concurrency), which
+// would oversubscribe a job given 12 CPUs of a 128-core node.
+#pragma once
+
+namespace cvtrain {
+
+// At least 1; hardware_concurrency() where the mask cannot be read.
+unsigned usable_cpus();
+
+}  // namespace cvtrain
