@@ -31,6 +31,7 @@
 #include "cvtrain/observe/run_report.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/sweep/sweep_report.h"
 #include "cvtrain/sweep/sweep_runner.h"
 #include "cvtrain/train/export.h"
@@ -78,11 +79,15 @@ int world_size(const cvtrain::Recipe& recipe) { return cvtrain::BatchPlan::of(re
 
 int run_check(const RecipeArgs& args) {
   const cvtrain::Recipe recipe = load(args);
+  // A sweep: section is checked too (its keys and ranges; `cvtrain sweep` checks each trial's recipe).
+  const auto space = cvtrain::recipe_sweep_section(args.recipe, cvtrain::recipe_keys());
   std::cout << "# resolved recipe: " << args.recipe << "\n"
             << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
             << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
-            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n")
-            << cvtrain::recipe_to_yaml(recipe);
+            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n");
+  if (space)
+    std::cout << "# sweep: " << cvtrain::describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
+  std::cout << cvtrain::recipe_to_yaml(recipe);
   return 0;
 }
 

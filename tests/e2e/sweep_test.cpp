@@ -86,6 +86,11 @@ TEST_CASE("a bad search space or a candidate recipe that does not load stops a s
   CHECK(rejected.exit_code == 2);
   CHECK_THAT(rejected.output, Catch::Contains("trial-0001 (optim.name=adamm)") && Catch::Contains("did you mean 'adamw'?"));
   CHECK_FALSE(std::filesystem::exists(dir.file("sweep2/trial-0000")));
+  // A recipe's sweep: section: cvtrain check reports its mistakes too, with the recipe's line.
+  const std::string recipe = dir.write("r.yaml", "base: " + cvtrain::testing::kQuickstart + "\nsweep:\n  space: {optim.lr: {uniform: [0.3, 0.1]}}\n");
+  const auto check = shell("$CVTRAIN check --no-paths --recipe " + recipe, dir);
+  CHECK(check.exit_code == 2);
+  CHECK_THAT(check.output, Catch::Contains("r.yaml:3: optim.lr: the range [0.3, 0.1] is empty"));
 }
 
 TEST_CASE("ASHA stops at least half the trials early, and a promoted trial continues exactly", "[e2e][ranks]") {

@@ -106,6 +106,8 @@ TEST_CASE("a recipe's sweep: section is the space, with the recipe's lines, and 
   }
   CHECK_THROWS_WITH(load_recipe_sweep_section(dir.write("plain.yaml", kPlainRecipe), recipe_keys()),
                     Catch::Contains("plain.yaml: the recipe has no sweep: section"));
+  CHECK_FALSE(recipe_sweep_section(dir.file("plain.yaml"), recipe_keys()));
+  CHECK(describe_space(s) == "random over optim.lr, 5 trials, 1 at a time, top1 (max), ASHA from epoch 1 by 2");
 }
 
 TEST_CASE("the grid is every combination, and random draws are seeded, within the ranges, whole for int", "[sweep]") {

@@ -189,12 +189,26 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
   return space_from_node(root, path, "a search space file", known_keys);
 }
 
-SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
+std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
   const YAML::Node root = load_yaml_file(recipe_path, "recipe file");
   const YAML::Node section = root.IsMap() ? root["sweep"] : YAML::Node();
-  if (!section)
-    throw RecipeError({fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\") or give --space FILE", recipe_path)});
+  if (!section) return std::nullopt;
   return space_from_node(section, recipe_path, "its sweep: section", known_keys);
+}
+
+SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
+  if (std::optional<SweepSpace> space = recipe_sweep_section(recipe_path, known_keys)) return *space;
+  throw RecipeError({fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\") or give --space FILE", recipe_path)});
+}
+
+std::string describe_space(const SweepSpace& s) {
+  std::vector<std::string> keys;
+  for (const SearchDimension& d : s.dimensions) keys.push_back(d.key);
+  const char* sampler = s.sampler == SweepSampler::kGrid ? "grid" : s.sampler == SweepSampler::kRandom ? "random" : "tpe";
+  const std::string trials = s.sampler == SweepSampler::kGrid && s.trials == 0 ? "the whole grid" : fmt::format("{} trials", s.trials);
+  return fmt::format("{} over {}, {}, {} at a time, {} ({}){}", sampler, join(keys, ", "), trials, s.parallel, s.metric,
+                     s.maximize ? "max" : "min",
+                     s.grace_epochs > 0 ? fmt::format(", ASHA from epoch {} by {}", s.grace_epochs, s.reduction) : "");
 }
 
 }  // namespace cvtrain

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,10 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
 // The same from the `sweep:` section of a recipe file (whose training ignores that section); lines
 // in messages are the recipe's. Throws RecipeError naming the file when it has no such section.
 SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys);
+// The same, nullopt when the recipe has no sweep: section (what `cvtrain check` looks at).
+std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys);
+
+// "random over optim.lr, augment.mixup, 12 trials, 2 at a time, top1 (max), ASHA from epoch 1 by 2".
+std::string describe_space(const SweepSpace& space);
 
 }  // namespace cvtrain
