@@ -264,15 +264,16 @@ int run_data_bench(DataArgs args) {
   const cvtrain::PipelineBenchResult r = cvtrain::bench_pipeline(*dataset, args.bench);
   const double per_worker = r.images_per_s / static_cast<double>(std::max<int64_t>(1, args.bench.workers));
   if (args.json) {
-    std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"bad_samples\": %lld}\n",
-                r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers),
+    std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"cores_busy\": %.2f, "
+                "\"bad_samples\": %lld}\n",
+                r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers), r.cores_busy,
                 static_cast<long long>(r.bad_samples));
   } else {
-    std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker), to %s, %lld unusable\n",
-                args.source.c_str(), static_cast<long long>(r.images),
-                bench_view(args.bench).c_str(),
-                r.seconds, r.images_per_s,
-                static_cast<long long>(args.bench.workers), per_worker, args.device.c_str(), static_cast<long long>(r.bad_samples));
+    std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker, %.1f host cores busy), to %s, "
+                "%lld unusable\n",
+                args.source.c_str(), static_cast<long long>(r.images), bench_view(args.bench).c_str(), r.seconds, r.images_per_s,
+                static_cast<long long>(args.bench.workers), per_worker, r.cores_busy, args.device.c_str(),
+                static_cast<long long>(r.bad_samples));
   }
   return 0;
 }

@@ -213,6 +213,14 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   const RunResult bench = run_cvtrain("data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 5 --json", dir);
   REQUIRE(bench.exit_code == 0);
   CHECK(numbers_after(bench.output, "images") == std::vector<double>{40});
+  // Host cores busy is CPU time over wall time: on one CPU (taskset) two workers keep at most one busy.
+  const RunResult one_cpu = cvtrain::testing::run_shell(
+      "taskset -c 0 $CVTRAIN data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 20 --json", dir);
+  REQUIRE(one_cpu.exit_code == 0);
+  const std::vector<double> busy = numbers_after(one_cpu.output, "cores_busy");
+  REQUIRE(busy.size() == 1);
+  CHECK(busy[0] > 0.05);
+  CHECK(busy[0] <= 1.05);
   const RunResult eval_bench = run_cvtrain("data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 5 --eval", dir);
   REQUIRE(eval_bench.exit_code == 0);
   CHECK_THAT(eval_bench.output, Catch::Contains("40 images (evaluation view)"));

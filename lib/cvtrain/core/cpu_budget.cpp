@@ -1,7 +1,8 @@
-// usable_cpus(): sched_getaffinity's count (see cpu_budget.h).
+// usable_cpus(): sched_getaffinity's count; process_cpu_seconds(): CLOCK_PROCESS_CPUTIME_ID (see cpu_budget.h).
 #include "cvtrain/core/cpu_budget.h"
 
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <thread>
@@ -16,6 +17,12 @@ unsigned usable_cpus() {
     if (count > 0) return static_cast<unsigned>(count);
   }
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 }  // namespace cvtrain

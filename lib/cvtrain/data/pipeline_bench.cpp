@@ -8,6 +8,7 @@
 
 #include "cvtrain/build_config.h"
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/cpu_budget.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
@@ -55,6 +56,7 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   // Epoch after epoch until warm-up + the timed batches are done.
   PipelineBenchResult result;
   Stopwatch clock;
+  double cpu_at_start = process_cpu_seconds();
   int64_t done = 0;
   for (int64_t epoch = 0; done <= o.batches; ++epoch) {
     loader_options.transform.epoch = epoch;
@@ -70,8 +72,12 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
         batch = b->images;
       }
       if (!batch) break;
-      if (done == 0) clock.reset();  // the first batch pays for thread start-up and cold caches
-      else result.images += batch->size(0);
+      if (done == 0) {  // the first batch pays for thread start-up and cold caches
+        clock.reset();
+        cpu_at_start = process_cpu_seconds();
+      }
+      else
+        result.images += batch->size(0);
       ++done;
     }
   }
@@ -80,6 +86,7 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
 #endif
   result.seconds = clock.seconds();
   result.images_per_s = static_cast<double>(result.images) / std::max(result.seconds, 1e-9);
+  result.cores_busy = (process_cpu_seconds() - cpu_at_start) / std::max(result.seconds, 1e-9);
   result.bad_samples = static_cast<int64_t>(bad.count());
   return result;
 }

@@ -33,6 +33,7 @@ struct PipelineBenchResult {
   int64_t images = 0;
   double seconds = 0;
   double images_per_s = 0;
+  double cores_busy = 0;  // this process's CPU seconds over the timed window's seconds: host cores the pipeline kept busy
   int64_t bad_samples = 0;
 };
 
