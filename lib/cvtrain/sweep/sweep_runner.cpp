@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "cvtrain/core/error.h"
-#include "cvtrain/core/json_reader.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
@@ -21,7 +20,6 @@
 #include "cvtrain/launch/slurm_steps.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/arch_traits.h"
-#include "cvtrain/observe/provenance.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/sweep/successive_halving.h"
