@@ -452,8 +452,9 @@ int run_cli(int argc, char** argv) {
       "sweep", "Hyperparameter search: trials of the recipe with values from a search space (--space FILE or the recipe's sweep:\n"
                "section; grid, random or tpe, optionally ASHA early stopping), each an ordinary run folder under the sweep's folder,\n"
                "`parallel` at a time on this machine's GPUs (gpus_per_trial each) or cores, or inside a Slurm allocation as one\n"
-               "srun job step per trial. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial and resumes the\n"
-               "interrupted ones. Writes SWEEP/sweep.jsonl and SWEEP/results.md (best first)");
+               "srun job step per trial. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial\n"
+               "and resumes the interrupted ones. Writes SWEEP/sweep.jsonl, SWEEP/results.md (best first) and SWEEP/best_recipe.yaml;\n"
+               "`cvtrain report SWEEP` draws it");
   add_recipe_args(*sweep_cmd, sweep_args.recipe, true);
   sweep_cmd->add_option("--space,-s", sweep_args.space, "The search space YAML file (see README, \"Sweeps\"); default: the recipe's sweep: section")
       ->check(CLI::ExistingFile);
