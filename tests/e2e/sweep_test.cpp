@@ -35,13 +35,14 @@ TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resum
   TempDir dir;
   dir.write("broken.gz", "this is not an IDX file");
   const std::string space = dir.write("space.yaml", "space:\n"
-                                                    "  optim.lr: {grid: [0.02, 0.1]}\n"
+                                                    "  optim.lr: {grid: [0.02, 0.1, 1.0e+30]}\n"
                                                     "  data.train: [/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz, " +
                                                         dir.file("broken.gz") + "]\n"
                                                     "sampler: grid\n"
                                                     "trials: 0\n"
                                                     "parallel: 2\n");
-  const std::string sweep = "$CVTRAIN sweep --recipe $RECIPE --space " + space + " --out " + dir.file("sweep") + kTrial;
+  // lr 1e30 diverges at step 2: with max_bad_steps 1 that trial fails mid-run, before the stop at step 3.
+  const std::string sweep = "$CVTRAIN sweep --recipe $RECIPE --space " + space + " --out " + dir.file("sweep") + kTrial + " train.max_bad_steps=1";
   const auto run = shell("CVTRAIN_STOP_AT_STEP=3 " + sweep + "\necho \"first exit $?\"\n" + sweep + "\necho \"second exit $?\"\n" +
                              // With the trials' share of the cores: thread counts change how CPU kernels sum.
                              "OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + kTrial + " optim.lr=0.1 output=" + dir.file("straight") +
@@ -50,12 +51,15 @@ TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resum
   INFO(run.output);
   CHECK_THAT(run.output, Catch::Contains("first exit 75") && Catch::Contains("second exit 0"));
   const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
-  // Four trials, each started once; the two with broken data failed once and were not run again.
-  CHECK(count_of(log, "\"event\": \"start\"") == 4);
-  CHECK(count_of(log, "\"status\": \"failed\"") == 2);
+  // Six trials, each started once; the three with broken data failed at their start and the
+  // diverging one mid-run, once each, and none was run again.
+  CHECK(count_of(log, "\"event\": \"start\"") == 6);
+  CHECK(count_of(log, "\"status\": \"failed\"") == 4);
   CHECK(count_of(log, "\"status\": \"stopped\"") == 2);
   CHECK(count_of(log, "\"status\": \"done\"") == 2);
   CHECK_THAT(log, Catch::Contains("\"trial\": 1, \"status\": \"failed\", \"exit_code\": 2"));
+  CHECK_THAT(log, Catch::Contains("\"trial\": 4, \"status\": \"failed\", \"exit_code\": 1") &&
+                      Catch::Contains("1 steps in a row had non-finite loss or gradients"));
   CHECK_THAT(read_text(dir.file("sweep/trial-0001.log")), Catch::Contains("broken.gz"));
   // The interrupted trial continued from its checkpoint to what one straight run computes.
   CHECK(max_checkpoint_difference(dir.file("sweep/trial-0002/checkpoints/step-00000008/model.safetensors"),
