@@ -162,6 +162,23 @@ TEST_CASE("TPE finds better values than random search with the same budget, over
   CHECK(tpe_wins >= 7);
 }
 
+TEST_CASE("TPE ranks trials that went further above pruned ones, whatever their early scores", "[sweep]") {
+  SweepSpace s = space_of("space: {model.arch: [a, b]}\nsampler: tpe\n");
+  // Six finished trials of `a` scoring 0.5; six of `b` pruned at the first rung with a higher early
+  // score. The good quarter is taken from the finished ones, so TPE proposes `a`.
+  std::vector<ScoredTrial> history;
+  for (int i = 0; i < 6; ++i) history.push_back(ScoredTrial{{{"model.arch", "a"}}, 0.5, 2});
+  for (int i = 0; i < 6; ++i) history.push_back(ScoredTrial{{{"model.arch", "b"}}, 0.9, 1});
+  int a = 0;
+  for (int64_t i = 0; i < 40; ++i) a += tpe_assignment(s, 100 + i, history)[0].second == "a";
+  CHECK(a >= 30);
+  // With every trial at the same progress the early scores decide, and TPE proposes `b`.
+  for (ScoredTrial& t : history) t.progress = 2;
+  int b = 0;
+  for (int64_t i = 0; i < 40; ++i) b += tpe_assignment(s, 100 + i, history)[0].second == "b";
+  CHECK(b >= 30);
+}
+
 TEST_CASE("ASHA's rungs grow by the reduction factor up to train.epochs, and only the best 1/reduction go on", "[sweep]") {
   CHECK(rung_epochs(1, 2, 4) == std::vector<int64_t>{1, 2, 4});
   CHECK(rung_epochs(1, 3, 10) == std::vector<int64_t>{1, 3, 9, 10});

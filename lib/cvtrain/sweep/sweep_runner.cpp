@@ -155,11 +155,18 @@ std::vector<Trial> plan_trials(const SweepSpace& space, const std::map<int64_t, 
   return trials;
 }
 
+// What TPE learns from: finished trials, failed ones (no score), and those early stopping holds at
+// a rung (paused, or stopped early), scored by their last rung's metric and ranked by how far they got.
 std::vector<ScoredTrial> scored(const SweepSpace& space, const std::vector<Trial>& trials) {
   std::vector<ScoredTrial> out;
-  for (const Trial& t : trials)
-    if (t.status == TrialStatus::kDone || t.status == TrialStatus::kFailed)
-      out.push_back(ScoredTrial{t.values, t.metric ? std::optional<double>(space.maximize ? *t.metric : -*t.metric) : std::nullopt});
+  for (const Trial& t : trials) {
+    const bool learned_from = t.status == TrialStatus::kDone || t.status == TrialStatus::kFailed || t.status == TrialStatus::kPaused ||
+                              t.status == TrialStatus::kStoppedEarly;
+    if (!learned_from) continue;
+    const bool usable = t.metric && std::isfinite(*t.metric);
+    out.push_back(ScoredTrial{t.values, usable ? std::optional<double>(space.maximize ? *t.metric : -*t.metric) : std::nullopt,
+                              static_cast<int64_t>(t.rungs.size())});
+  }
   return out;
 }
 

@@ -143,7 +143,9 @@ Assignment tpe_assignment(const SweepSpace& space, int64_t index, const std::vec
   for (const ScoredTrial& t : finished)
     if (t.score) scored.push_back(&t);
   if (scored.size() < kTpeStartupTrials) return random_assignment(space, index);
-  std::sort(scored.begin(), scored.end(), [](const ScoredTrial* a, const ScoredTrial* b) { return *a->score > *b->score; });
+  std::stable_sort(scored.begin(), scored.end(), [](const ScoredTrial* a, const ScoredTrial* b) {
+    return a->progress != b->progress ? a->progress > b->progress : *a->score > *b->score;
+  });
   const size_t good_count = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.25 * static_cast<double>(scored.size()))));
   SplitMix64 rng(sample_key(space.seed, 0x747065ULL, static_cast<uint64_t>(index)));
   Assignment a;

@@ -17,17 +17,21 @@ namespace cvtrain {
 // Recipe key and its value as YAML text, in the space's order: the trial's overrides.
 using Assignment = std::vector<std::pair<std::string, std::string>>;
 
-// A finished trial as the model-based sampler sees it: higher score is better (the metric, negated
-// when it is minimised); nullopt for one that failed or reported nothing.
+// A finished or pruned trial as the model-based sampler sees it: higher score is better (the metric,
+// negated when it is minimised); nullopt for one that failed or reported nothing. `progress`: how
+// far it went (early-stopping rungs reached). As Optuna's TPE does with pruned trials, one that went
+// further ranks above one stopped earlier whatever their scores: an early rung's metric is not
+// comparable with a finished trial's.
 struct ScoredTrial {
   Assignment assignment;
   std::optional<double> score;
+  int64_t progress = 0;
 };
 
 // Every combination of the choices, the first key varying slowest.
 std::vector<Assignment> grid_assignments(const SweepSpace& space);
 Assignment random_assignment(const SweepSpace& space, int64_t index);
-// Random for the first kTpeStartupTrials scored trials, then TPE over `finished`.
+// Random for the first kTpeStartupTrials scored trials, then TPE over `finished` (pruned ones included).
 inline constexpr size_t kTpeStartupTrials = 5;
 Assignment tpe_assignment(const SweepSpace& space, int64_t index, const std::vector<ScoredTrial>& finished);
 
