@@ -1,7 +1,8 @@
 // End to end: `cvtrain sweep` on the quickstart, two trials at a time on this machine's cores: a
-// grid whose trials with broken data fail (recorded, the sweep goes on), a sweep stopped mid-way
-// and started again (no finished trial rerun, the interrupted ones resumed bit for bit), the
-// results best first, and a bad space refused before any trial starts.
+// grid whose trials with broken data or a diverging learning rate fail (recorded, the sweep goes
+// on), a sweep stopped mid-way and one killed with SIGKILL, each started again (no finished trial
+// rerun, the interrupted ones resumed, bit for bit), ASHA, the results best first, and a bad space
+// refused before any trial starts.
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
@@ -147,4 +148,30 @@ TEST_CASE("ASHA stops at least half the trials early, and a promoted trial conti
   REQUIRE(straight.exit_code == 0);
   CHECK(max_checkpoint_difference(dir.file("sweep/" + name + "/checkpoints/step-00000016/model.safetensors"),
                                   dir.file("straight/checkpoints/step-00000016/model.safetensors")) == 0);
+}
+
+TEST_CASE("a sweep killed with SIGKILL and started again reruns no finished trial and resumes the running ones", "[e2e][ranks]") {
+  TempDir dir;
+  const std::string space = dir.write("space.yaml", "space: {optim.lr: {grid: [0.02, 0.05, 0.1, 0.2]}}\nsampler: grid\ntrials: 0\nparallel: 2\n");
+  const std::string sweep = "$CVTRAIN sweep --recipe $RECIPE --space " + space + " --out " + dir.file("sweep") +
+                            " data.max_samples=2048 data.max_val_samples=200 train.epochs=2 train.global_batch=64 data.workers=1 "
+                            "train.log_every=5";
+  // Killed once the first trials have finished and the next two are past step 5: the trials it
+  // leaves behind get SIGTERM (they die with it), save a checkpoint and stop.
+  const auto run = shell(sweep + " > " + dir.file("first.log") + " 2>&1 &\n"
+                                 "pid=$!\n"
+                                 "for _ in $(seq 900); do grep -qs 'step 5/' " + dir.file("sweep/trial-0002.log") + " && grep -qs 'step 5/' " +
+                             dir.file("sweep/trial-0003.log") + " && break; sleep 0.1; done\n"
+                                 "kill -9 $pid; wait $pid; echo \"first exit $?\"\n"
+                                 "for _ in $(seq 300); do pgrep -f 'output=" + dir.file("sweep") + "/trial' > /dev/null || break; sleep 0.1; done\n" +
+                             sweep + "\necho \"second exit $?\"\n",
+                         dir);
+  INFO(run.output << read_text(dir.file("first.log")));
+  CHECK_THAT(run.output, Catch::Contains("first exit 137") && Catch::Contains("second exit 0"));
+  const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
+  CHECK(count_of(log, "\"event\": \"start\"") == 4);  // each trial started once
+  CHECK(count_of(log, "\"status\": \"done\"") == 4);
+  int resumed = 0;
+  for (int i = 0; i < 4; ++i) resumed += count_of(read_text(dir.file(fmt::format("sweep/trial-{:04d}.log", i))), "resuming from");
+  CHECK(resumed == 2);  // the two that were training when the sweep was killed, and no other
 }
