@@ -16,6 +16,7 @@
 
 using cvtrain::testing::max_checkpoint_difference;
 using cvtrain::testing::numbers_after;
+using cvtrain::testing::occurrences;
 using cvtrain::testing::read_text;
 using cvtrain::testing::shell;
 using cvtrain::testing::TempDir;
@@ -23,12 +24,6 @@ using cvtrain::testing::TempDir;
 namespace {
 
 const std::string kTrial = " data.max_samples=256 data.max_val_samples=200 train.global_batch=64 train.epochs=2 data.workers=1";
-
-int count_of(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 
@@ -54,10 +49,10 @@ TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resum
   const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
   // Six trials, each started once; the three with broken data failed at their start and the
   // diverging one mid-run, once each, and none was run again.
-  CHECK(count_of(log, "\"event\": \"start\"") == 6);
-  CHECK(count_of(log, "\"status\": \"failed\"") == 4);
-  CHECK(count_of(log, "\"status\": \"stopped\"") == 2);
-  CHECK(count_of(log, "\"status\": \"done\"") == 2);
+  CHECK(occurrences(log, "\"event\": \"start\"") == 6);
+  CHECK(occurrences(log, "\"status\": \"failed\"") == 4);
+  CHECK(occurrences(log, "\"status\": \"stopped\"") == 2);
+  CHECK(occurrences(log, "\"status\": \"done\"") == 2);
   CHECK_THAT(log, Catch::Contains("\"trial\": 1, \"status\": \"failed\", \"exit_code\": 2"));
   CHECK_THAT(log, Catch::Contains("\"trial\": 4, \"status\": \"failed\", \"exit_code\": 1") &&
                       Catch::Contains("1 steps in a row had non-finite loss or gradients"));
@@ -112,10 +107,10 @@ TEST_CASE("ASHA stops at least half the trials early, and a promoted trial conti
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
-  const int stopped_early = count_of(log, "\"status\": \"stopped early\""), done = count_of(log, "\"status\": \"done\"");
+  const int stopped_early = occurrences(log, "\"status\": \"stopped early\""), done = occurrences(log, "\"status\": \"done\"");
   CHECK(stopped_early >= 4);
   CHECK(stopped_early + done == 8);
-  CHECK(count_of(log, "\"rung\": 0, \"epoch\": 1") == 8);  // every trial reached the first rung
+  CHECK(occurrences(log, "\"rung\": 0, \"epoch\": 1") == 8);  // every trial reached the first rung
   CHECK_THAT(run.output, Catch::Contains("early stopping: " + std::to_string(stopped_early) + " of 8 trials stopped early"));
   // The best trial ran all 4 epochs through two pauses; a straight run with its values computes the same weights.
   std::smatch best;
@@ -136,11 +131,11 @@ TEST_CASE("ASHA stops at least half the trials early, and a promoted trial conti
   // best_recipe.yaml is that trial's recipe with a folder of its own.
   CHECK_THAT(read_text(dir.file("sweep/best_recipe.yaml")), Catch::Contains("# The best trial of this sweep, " + name) &&
                                                              Catch::Contains("output: " + dir.file("sweep/best")));
-  CHECK(count_of(read_text(dir.file("sweep/" + name + ".log")), "resuming from") == 2);
+  CHECK(occurrences(read_text(dir.file("sweep/" + name + ".log")), "resuming from") == 2);
   // Each start keeps the earlier metrics as metrics.N.jsonl: 4 epoch records in all, none evaluated twice.
   int epochs = 0;
   for (const auto& file : std::filesystem::directory_iterator(dir.file("sweep/" + name)))
-    if (file.path().filename().string().rfind("metrics", 0) == 0) epochs += count_of(read_text(file.path().string()), "\"kind\": \"epoch\"");
+    if (file.path().filename().string().rfind("metrics", 0) == 0) epochs += occurrences(read_text(file.path().string()), "\"kind\": \"epoch\"");
   CHECK(epochs == 4);
   const auto straight = shell("OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + trial + " optim.lr=" + std::string(best[3]) + " output=" +
                                   dir.file("straight") + " > /dev/null 2>&1",
@@ -169,9 +164,9 @@ TEST_CASE("a sweep killed with SIGKILL and started again reruns no finished tria
   INFO(run.output << read_text(dir.file("first.log")));
   CHECK_THAT(run.output, Catch::Contains("first exit 137") && Catch::Contains("second exit 0"));
   const std::string log = read_text(dir.file("sweep/sweep.jsonl"));
-  CHECK(count_of(log, "\"event\": \"start\"") == 4);  // each trial started once
-  CHECK(count_of(log, "\"status\": \"done\"") == 4);
+  CHECK(occurrences(log, "\"event\": \"start\"") == 4);  // each trial started once
+  CHECK(occurrences(log, "\"status\": \"done\"") == 4);
   int resumed = 0;
-  for (int i = 0; i < 4; ++i) resumed += count_of(read_text(dir.file(fmt::format("sweep/trial-{:04d}.log", i))), "resuming from");
+  for (int i = 0; i < 4; ++i) resumed += occurrences(read_text(dir.file(fmt::format("sweep/trial-{:04d}.log", i))), "resuming from");
   CHECK(resumed == 2);  // the two that were training when the sweep was killed, and no other
 }

@@ -13,6 +13,7 @@
 #include "temp_dir.h"
 
 using namespace cvtrain;
+using cvtrain::testing::occurrences;
 using cvtrain::testing::TempDir;
 
 namespace {
@@ -30,11 +31,6 @@ std::vector<std::pair<double, double>> path_points(const std::string& svg, const
   return points;
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 
@@ -131,7 +127,7 @@ TEST_CASE("a stacked bar chart draws one bar per category, its parts in proporti
   ChartSeries compute{"forward", "#111111", {}, {0.3, 0.1}};
   ChartSeries wait{"comm", "#222222", {}, {0.1, 0.3}};
   const std::string svg = stacked_bar_chart(ChartFrame{"ranks", "Ranks"}, {"rank 0", "rank 1 <slow>"}, {compute, wait});
-  CHECK(count(svg, "<rect class=\"series\"") == 4);
+  CHECK(occurrences(svg, "<rect class=\"series\"") == 4);
   CHECK(svg.find("rank 1 &lt;slow&gt;") != std::string::npos);
   const std::regex rect("<rect class=\"series\" x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\"");
   std::vector<double> widths;

@@ -10,6 +10,7 @@
 #include "temp_dir.h"
 
 using namespace cvtrain;
+using cvtrain::testing::occurrences;
 using cvtrain::testing::TempDir;
 
 namespace {
@@ -46,11 +47,6 @@ void write_sweep(const TempDir& dir) {
   dir.write("sweep/trial-0002/metrics.jsonl", epoch_line(1, 0.2));
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // The svg of chart `id`.
 std::string chart(const std::string& html, const std::string& id) {
@@ -83,19 +79,19 @@ TEST_CASE("the sweep report draws every trial's curve, the metric against each k
   CHECK(html.find("http") == std::string::npos);
   // Curves: three trials with epochs (the failed one has none), the best in red, the stopped one dashed.
   const std::string curves = chart(html, "curves");
-  CHECK(count(curves, "class=\"series\"") == 3);
-  CHECK(count(curves, "<path class=\"series\"") == 2);  // trial 2's one epoch is a marker, not a line
+  CHECK(occurrences(curves, "class=\"series\"") == 3);
+  CHECK(occurrences(curves, "<path class=\"series\"") == 2);  // trial 2's one epoch is a marker, not a line
   CHECK(std::regex_search(curves, std::regex("stroke=\"#e45756\" stroke-width=\"2\"><title>trial-0000 \\(best\\)</title>")));
   CHECK(std::regex_search(curves, std::regex("<g class=\"series\"><title>trial-0002 \\(stopped early\\)</title><circle[^>]*fill=\"#9d9d9d\"")));
   // The best trial's curve goes through both starts: two points.
   std::smatch best_path;
   REQUIRE(std::regex_search(curves, best_path, std::regex("d=\"(M[^\"]*)\" fill=\"none\" stroke=\"#e45756\"")));
-  CHECK(count(best_path[1], "L") == 1);
+  CHECK(occurrences(best_path[1], "L") == 1);
   // One scatter per searched key: log10 for the loguniform lr, the choices' indices for the model.
   const std::string lr = chart(html, "key_optim_lr");
   CHECK(lr.find("log10(optim.lr)") != std::string::npos);
-  CHECK(count(lr, "<g class=\"series\">") == 3);  // finished, stopped early, best
-  CHECK(count(lr, "<circle") == 3);             // three trials have a metric
+  CHECK(occurrences(lr, "<g class=\"series\">") == 3);  // finished, stopped early, best
+  CHECK(occurrences(lr, "<circle") == 3);             // three trials have a metric
   CHECK(html.find("0 = small_cnn, 1 = mlp") != std::string::npos);
   // The table: best first, the failed trial last with its message.
   const size_t first = html.find("<td>trial-0000</td>"), second = html.find("<td>trial-0001</td>"),

@@ -6,23 +6,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/text_file.h"
 
 namespace cvtrain {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::optional<std::string> read_if_there(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void read_metrics(const fs::path& path, RunHistory& run) {
   std::ifstream in(path);
@@ -48,7 +40,7 @@ void read_metrics(const fs::path& path, RunHistory& run) {
 }
 
 JsonValue read_json_file(const fs::path& path, const std::string& missing_note, RunHistory& run) {
-  const std::optional<std::string> text = read_if_there(path);
+  const std::optional<std::string> text = read_text_file(path.string());
   if (!text) {
     run.notes.push_back(missing_note);
     return JsonValue();
@@ -69,9 +61,9 @@ RunHistory read_run_history(const std::string& folder) {
   run.summary = read_json_file(root / "perf_summary.json",
                                "perf_summary.json is not there: the run has not ended, or it ran with observe.breakdown: false", run);
   run.provenance = read_json_file(root / "provenance.json", "provenance.json is not there (runs of earlier cvtrain builds do not write it)", run);
-  if (const std::optional<std::string> text = read_if_there(root / "preflight.json"))
+  if (const std::optional<std::string> text = read_text_file((root / "preflight.json").string()))
     run.preflight = parse_json(*text, (root / "preflight.json").string());
-  run.recipe_yaml = read_if_there(root / "recipe.yaml").value_or("");
+  run.recipe_yaml = read_text_file((root / "recipe.yaml").string()).value_or("");
   if (run.recipe_yaml.empty()) run.notes.push_back("recipe.yaml is not there");
   return run;
 }

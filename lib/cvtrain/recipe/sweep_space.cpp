@@ -201,12 +201,20 @@ SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::
   throw RecipeError({fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\") or give --space FILE", recipe_path)});
 }
 
+const char* sampler_name(SweepSampler sampler) {
+  switch (sampler) {
+    case SweepSampler::kGrid: return "grid";
+    case SweepSampler::kRandom: return "random";
+    case SweepSampler::kTpe: return "tpe";
+  }
+  return "?";
+}
+
 std::string describe_space(const SweepSpace& s) {
   std::vector<std::string> keys;
   for (const SearchDimension& d : s.dimensions) keys.push_back(d.key);
-  const char* sampler = s.sampler == SweepSampler::kGrid ? "grid" : s.sampler == SweepSampler::kRandom ? "random" : "tpe";
   const std::string trials = s.sampler == SweepSampler::kGrid && s.trials == 0 ? "the whole grid" : fmt::format("{} trials", s.trials);
-  return fmt::format("{} over {}, {}, {} at a time, {} ({}){}", sampler, join(keys, ", "), trials, s.parallel, s.metric,
+  return fmt::format("{} over {}, {}, {} at a time, {} ({}){}", sampler_name(s.sampler), join(keys, ", "), trials, s.parallel, s.metric,
                      s.maximize ? "max" : "min",
                      s.grace_epochs > 0 ? fmt::format(", ASHA from epoch {} by {}", s.grace_epochs, s.reduction) : "");
 }

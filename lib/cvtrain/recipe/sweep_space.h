@@ -19,6 +19,7 @@ struct SearchDimension {
 };
 
 enum class SweepSampler { kGrid, kRandom, kTpe };
+const char* sampler_name(SweepSampler sampler);  // as the space file spells it: grid, random, tpe
 
 struct SweepSpace {
   std::string file;                      // for messages: the space file, or the recipe holding `sweep:`

@@ -9,11 +9,10 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/core/text_file.h"
 #include "cvtrain/observe/report_html.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/observe/svg_chart.h"
@@ -27,13 +26,6 @@ namespace fs = std::filesystem;
 constexpr const char* kBest = "#e45756";
 constexpr const char* kStoppedEarly = "#9d9d9d";
 constexpr std::array<const char*, 8> kPalette{"#4c78a8", "#f58518", "#54a24b", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6"};
-
-std::string read_text_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool percent_metric(const SweepSpace& space) { return space.metric.rfind("top", 0) == 0; }
 
@@ -64,8 +56,9 @@ std::string key_figures(const SweepHistory& sweep) {
     done += t.status == TrialStatus::kDone;
     failed += t.status == TrialStatus::kFailed;
     stopped_early += t.status == TrialStatus::kStoppedEarly;
-    epochs += epochs_trained(sweep, t);
-    longest = std::max(longest, epochs_trained(sweep, t));
+    const int64_t trained = epochs_trained(sweep, t);
+    epochs += trained;
+    longest = std::max(longest, trained);
     seconds += t.seconds;
   }
   const Trial* best = best_trial(sweep);
@@ -229,18 +222,6 @@ std::string best_recipe_section(const SweepHistory& sweep) {
                      xml_escape(sweep.best_recipe_yaml.empty() ? "(recipe.yaml is not in the trial's folder)" : sweep.best_recipe_yaml));
 }
 
-std::string subtitle(const SweepHistory& sweep) {
-  const SweepSpace& s = sweep.space;
-  const char* sampler = s.sampler == SweepSampler::kGrid ? "grid" : s.sampler == SweepSampler::kRandom ? "random" : "TPE";
-  std::vector<std::string> parts{fmt::format("{} ({})", s.metric, s.maximize ? "higher is better" : "lower is better"),
-                                 fmt::format("{} sampler, {} at a time", sampler, s.parallel)};
-  if (s.grace_epochs > 0) parts.push_back(fmt::format("ASHA: rungs from epoch {}, reduction {}", s.grace_epochs, s.reduction));
-  std::vector<std::string> keys;
-  for (const SearchDimension& d : s.dimensions) keys.push_back(d.key);
-  parts.push_back("searching " + join(keys, ", "));
-  return join(parts, " · ");
-}
-
 }  // namespace
 
 bool is_sweep_folder(const std::string& folder) { return fs::exists(fs::path(folder) / "sweep.jsonl"); }
@@ -263,14 +244,14 @@ SweepHistory read_sweep_history(const std::string& folder) {
   }
   if (const Trial* best = best_trial(sweep)) {
     sweep.best_trial = trial_name(best->index);
-    sweep.best_recipe_yaml = read_text_file(root / sweep.best_trial / "recipe.yaml");
+    sweep.best_recipe_yaml = read_text_file((root / sweep.best_trial / "recipe.yaml").string()).value_or("");
   }
   return sweep;
 }
 
 std::string sweep_report_html(const SweepHistory& sweep, const std::string& generated_at) {
   const std::string name = fs::path(sweep.folder).lexically_normal().filename().string();
-  return html_page(HtmlPage{"cvtrain sweep: " + name, "Sweep " + name, subtitle(sweep),
+  return html_page(HtmlPage{"cvtrain sweep: " + name, "Sweep " + name, describe_space(sweep.space),
                             key_figures(sweep) + "<h2>How the trials learned</h2>\n<div class=\"grid\">\n" + curves_chart(sweep) +
                                 key_charts(sweep) + "</div>\n" + trials_table(sweep) + best_recipe_section(sweep),
                             "the sweep folder's sweep.jsonl, space.yaml and each trial's metrics", generated_at, sweep.notes});

@@ -15,6 +15,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/core/text_file.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/launch/process_pool.h"
 #include "cvtrain/launch/slurm_steps.h"
@@ -84,23 +85,6 @@ void check_trial(const SweepOptions& o, const SweepSpace& space, const Trial& t,
     for (const std::string& p : e.problems())
       problems.push_back(fmt::format("{} ({}): {}", trial_name(t.index), join(overrides_of(t.values), " "), p));
   }
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << text;
-    if (!out) throw Error(fmt::format("{}: cannot write", temporary));
-  }
-  fs::rename(temporary, path);
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // results.md: the trials by their metric, best first; failed and unfinished ones after.
@@ -360,7 +344,7 @@ void write_best_recipe(const std::string& trial_folder, const std::string& folde
   load.check_paths = false;
   load.saved_by_run = true;
   const Recipe best = load_recipe((fs::path(trial_folder) / "recipe.yaml").string(), load);
-  write_atomically((fs::path(folder) / "best_recipe.yaml").string(),
+  write_file_atomically((fs::path(folder) / "best_recipe.yaml").string(),
                    fmt::format("# The best trial of this sweep, {}, as a recipe: cvtrain --recipe THIS_FILE\n{}",
                                fs::path(trial_folder).filename().string(), recipe_to_yaml(best)));
 }
@@ -387,7 +371,7 @@ int64_t trials_at_once(const SweepOptions& o, const SweepSpace& space, const std
 
 SweepSummary run_sweep(const SweepOptions& o) {
   const SweepSpace space = o.space_file.empty() ? load_recipe_sweep_section(o.recipe, recipe_keys()) : load_sweep_space(o.space_file, recipe_keys());
-  const std::string space_text = o.space_file.empty() ? space.text + "\n" : read_text(o.space_file);
+  const std::string space_text = o.space_file.empty() ? space.text + "\n" : read_text_file(o.space_file).value_or("");
   LoadOptions base;
   base.overrides = o.overrides;
   base.check_paths = false;
@@ -395,7 +379,7 @@ SweepSummary run_sweep(const SweepOptions& o) {
   const std::string folder = !o.folder.empty() ? o.folder : recipe.output + "_sweep";
   fs::create_directories(folder);
   const std::string space_copy = (fs::path(folder) / "space.yaml").string();
-  if (fs::exists(space_copy) && read_text(space_copy) != space_text)
+  if (fs::exists(space_copy) && read_text_file(space_copy).value_or("") != space_text)
     throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, space.file));
   std::vector<Trial> trials = plan_trials(space, SweepLog((fs::path(folder) / "sweep.jsonl").string()).read());
 
@@ -412,14 +396,14 @@ SweepSummary run_sweep(const SweepOptions& o) {
     if (!t.values.empty() && (t.status == TrialStatus::kPending || t.status == TrialStatus::kStopped))
       check_trial(o, space, t, folder, problems);
   if (!problems.empty()) throw RecipeError(problems);
-  write_atomically(space_copy, space_text);
+  write_file_atomically(space_copy, space_text);
 
   SweepRun sweep(o, space, folder, std::move(trials), rung_epochs(space.grace_epochs, space.reduction, recipe.train.epochs), parallel,
                  steps);
   sweep.run();
   SweepSummary summary = sweep.summary();
   if (!summary.best_trial.empty()) write_best_recipe(summary.best_trial, folder);
-  write_atomically((fs::path(folder) / "results.md").string(),
+  write_file_atomically((fs::path(folder) / "results.md").string(),
                    fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, o.space_file.empty() ? o.recipe + "'s sweep: section" : o.space_file,
                                space.maximize ? "max" : "min", space.metric, summary.table));
   return summary;

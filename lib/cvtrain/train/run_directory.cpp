@@ -3,10 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/recipe/recipe.h"
@@ -15,19 +12,6 @@
 namespace cvtrain {
 
 namespace fs = std::filesystem;
-
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << contents;
-    out.flush();
-    if (!out) throw Error(fmt::format("{}: cannot write ({})", temporary, std::strerror(errno)));
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) throw Error(fmt::format("{}: cannot rename into place ({})", path, ec.message()));
-}
 
 RunDirectory::RunDirectory(const std::string& path, const Recipe& recipe) : path_(path) {
   std::error_code ec;

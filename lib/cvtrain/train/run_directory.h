@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "cvtrain/core/text_file.h"  // write_file_atomically, which the run's files are written with
+
 namespace cvtrain {
 
 struct Recipe;
@@ -17,8 +19,5 @@ class RunDirectory {
  private:
   std::string path_;
 };
-
-// Writes `contents` to `path` through a temporary file and a rename: never half a file.
-void write_file_atomically(const std::string& path, const std::string& contents);
 
 }  // namespace cvtrain
