@@ -158,7 +158,10 @@ TEST_CASE("a sweep killed with SIGKILL and started again reruns no finished tria
                                  "for _ in $(seq 900); do grep -qs 'step 5/' " + dir.file("sweep/trial-0002.log") + " && grep -qs 'step 5/' " +
                              dir.file("sweep/trial-0003.log") + " && break; sleep 0.1; done\n"
                                  "kill -9 $pid; wait $pid; echo \"first exit $?\"\n"
-                                 "for _ in $(seq 300); do pgrep -f 'output=" + dir.file("sweep") + "/trial' > /dev/null || break; sleep 0.1; done\n" +
+                                 // Both orphaned trials have saved and stopped before the sweep starts again.
+                                 "for _ in $(seq 300); do grep -qs 'stopped on request' " + dir.file("sweep/trial-0002.log") +
+                             " && grep -qs 'stopped on request' " + dir.file("sweep/trial-0003.log") + " && break; sleep 0.1; done\n"
+                             "sleep 0.5\n" +
                              sweep + "\necho \"second exit $?\"\n",
                          dir);
   INFO(run.output << read_text(dir.file("first.log")));
