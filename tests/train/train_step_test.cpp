@@ -1,6 +1,7 @@
 // One optimizer step in process: a clean step updates the weights, a non-finite one is skipped and
 // counted until train.max_bad_steps gives up, an fp16 overflow is skipped without counting and
-// halves the scale; accumulation of k micro-batches equals one step on the whole batch.
+// halves the scale; accumulation of k micro-batches equals one step on the whole batch. The same
+// with optim.implementation: fused, whose skips are decided on the device, and the two agree.
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
@@ -41,7 +42,8 @@ DeviceBatch batch_of(const at::Tensor& images, const at::Tensor& labels) { retur
 
 // An mlp on 1x8x8 images, SGD, a single-process strategy: what the step needs, built as the run builder builds it.
 struct StepRig {
-  explicit StepRig(bool fp16 = false, int64_t accumulation = 1, int64_t max_bad_steps = 3) {
+  explicit StepRig(bool fp16 = false, int64_t accumulation = 1, int64_t max_bad_steps = 3,
+                   OptimImplementation implementation = OptimImplementation::kAuto, OptimizerKind kind = OptimizerKind::kSgd) {
     torch::manual_seed(0);
     ModelSpec spec;
     spec.arch = "mlp";
@@ -52,6 +54,9 @@ struct StepRig {
     strategy = make_strategy(StrategyKind::kSingle, *model, *comm, 25, false);
     OptimSpec optim;
     optim.lr = 0.1;
+    optim.name = kind;
+    optim.implementation = implementation;
+    optim.momentum = 0.9;
     optimizer = build_optimizer(optim, strategy->optimizer_parameters());
     scaler = std::make_unique<LossScaler>(fp16, c10::Device(c10::kCPU));
     StepSettings settings;
@@ -102,7 +107,9 @@ TEST_CASE("a clean step updates the weights and reports a finite loss", "[train]
 }
 
 TEST_CASE("non-finite steps are skipped with the weights untouched, and max_bad_steps in a row give up", "[train]") {
-  StepRig rig(false, 1, 2);
+  const OptimImplementation implementation = GENERATE(OptimImplementation::kForeach, OptimImplementation::kFused);
+  CAPTURE(static_cast<int>(implementation));
+  StepRig rig(false, 1, 2, implementation);
   const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
   const ScopedEnv nan("CVTRAIN_NAN_STEPS", "2-3");
   CHECK(run_step(rig, 1, images, labels).applied);
@@ -117,7 +124,9 @@ TEST_CASE("non-finite steps are skipped with the weights untouched, and max_bad_
 }
 
 TEST_CASE("an fp16 gradient overflow is skipped, halves the scale and never gives up", "[train]") {
-  StepRig rig(true, 1, 1);
+  const OptimImplementation implementation = GENERATE(OptimImplementation::kForeach, OptimImplementation::kFused);
+  CAPTURE(static_cast<int>(implementation));
+  StepRig rig(true, 1, 1, implementation);
   const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
   const ScopedEnv inf("CVTRAIN_INF_GRAD_STEPS", "1-3");
   const at::Tensor before = rig.weights();
@@ -147,4 +156,35 @@ TEST_CASE("a step that finds no batch is an error", "[train]") {
   StepRig rig;
   QueuedBatches none({});
   CHECK_THROWS_WITH(rig.step->run(none, StepInput{1, 0, 0.1, 0}), Catch::Contains("ran out of batches"));
+}
+
+// The fused path never reads the flags before the update: the kernel skips on the device flag.
+// Over clean, overflowing and NaN steps it must leave what the host-decided path leaves.
+TEST_CASE("steps skipped on the device leave weights, moments and loss scale as host-decided skips do", "[train]") {
+  const OptimizerKind kind = GENERATE(OptimizerKind::kSgd, OptimizerKind::kAdamw);
+  CAPTURE(static_cast<int>(kind));
+  StepRig host(true, 1, 5, OptimImplementation::kForeach, kind), device(true, 1, 5, OptimImplementation::kFused, kind);
+  const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::arange(8) % 4;
+  const ScopedEnv inf("CVTRAIN_INF_GRAD_STEPS", "2-3");
+  const ScopedEnv nan("CVTRAIN_NAN_STEPS", "5-5");
+  for (int64_t step = 1; step <= 7; ++step) {
+    const StepOutput a = run_step(host, step, images, labels), b = run_step(device, step, images, labels);
+    CHECK(a.applied == b.applied);
+    CHECK(a.loss_non_finite == b.loss_non_finite);
+    CHECK(a.applied == (step == 1 || step == 4 || step >= 6));
+  }
+  CHECK(host.scaler->state().scale == 65536.0 / 8);  // the NaN step halves it too
+  CHECK(device.scaler->state().scale == 65536.0 / 8);
+  CHECK(at::allclose(host.weights(), device.weights(), 1e-5, 1e-6));
+  // The moments and AdamW's step counts, field by field (the device's counts read back on request).
+  const std::vector<at::Tensor> a = host.model->parameters(), b = device.model->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const StateFields fa = optimizer_state_of(*host.optimizer, a[i]), fb = optimizer_state_of(*device.optimizer, b[i]);
+    REQUIRE(fa.size() == fb.size());
+    for (size_t f = 0; f < fa.size(); ++f) {
+      CAPTURE(i, fa[f].first);
+      CHECK(fa[f].first == fb[f].first);
+      CHECK(at::allclose(fa[f].second.to(at::kDouble), fb[f].second.to(at::kDouble), 1e-5, 1e-6));
+    }
+  }
 }

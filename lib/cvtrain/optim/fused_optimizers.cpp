@@ -52,7 +52,7 @@ void FusedAdamW::update(torch::optim::OptimizerParamGroup& group) {
                       options.eps(), /*amsgrad=*/false, /*maximize=*/false, grad_scale(), found_inf());
   }
   if (const auto skipped = found_inf()) {
-    at::_foreach_sub_(steps, std::vector<at::Tensor>(steps.size(), *skipped));
+    at::_foreach_sub_(steps, std::vector<at::Tensor>(steps.size(), skipped->reshape({})));  // [1] or []: the counts' shape
     return;
   }
   for (const at::Tensor& p : u.params) {

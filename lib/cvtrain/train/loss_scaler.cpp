@@ -25,9 +25,11 @@ at::Tensor LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
 }
 
 void LossScaler::update(bool overflow) {
-  if (!enabled_) return;
-  const at::Tensor found_inf = at::full({1}, overflow ? 1.0f : 0.0f, scale_.options());
-  at::_amp_update_scale_(scale_, growth_tracker_, found_inf, kGrowth, kBackoff, kGrowthInterval);
+  if (enabled_) update(at::full({1}, overflow ? 1.0f : 0.0f, scale_.options()));
+}
+
+void LossScaler::update(const at::Tensor& overflow) {
+  if (enabled_) at::_amp_update_scale_(scale_, growth_tracker_, overflow, kGrowth, kBackoff, kGrowthInterval);
 }
 
 LossScalerState LossScaler::state() const {

@@ -27,6 +27,10 @@ class LossScaler {
   at::Tensor unscale(const std::vector<at::Tensor>& parameters);
   // After the step: halve on overflow (the step must have been skipped), grow after a clean run.
   void update(bool overflow);
+  // The same with the overflow as a device flag (float [1], 0 or 1): no synchronisation.
+  void update(const at::Tensor& overflow);
+  // The current scale, float [1] on the device (read it only outside the step's hot path).
+  const at::Tensor& scale_tensor() const { return scale_; }
   LossScalerState state() const;
 
  private:

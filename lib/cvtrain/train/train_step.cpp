@@ -51,7 +51,8 @@ TrainStep::TrainStep(StepParts parts, StepSettings settings)
       timer_(parts.device, settings_.breakdown),
       rank_(parts.comm.rank()),
       world_size_(parts.comm.world_size()),
-      nvtx_(parts.device.is_cuda()) {}
+      nvtx_(parts.device.is_cuda()),
+      device_decides_(dynamic_cast<DeviceGradScaling*>(&parts.optimizer)) {}
 
 StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   StepOutput out;
@@ -89,22 +90,14 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
   const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
   enter(Phase::kOptimizer, Phase::kComm, input);
-  agree_on_control(step_loss, grad_norm, overflow, input, out);
+  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, input);
   enter(Phase::kComm, Phase::kOptimizer, input);
   out.comm_wait_s = strategy.take_comm_wait_seconds();
   out.loss = step_loss;
-  const bool non_finite = !out.applied;
-  if (non_finite) {
-    skip(step_loss, input, out);
-  } else {
-    bad_steps_.judge(false, false, parts_.scaler.enabled());
-    set_learning_rate(parts_.optimizer, input.lr);
-    parts_.optimizer.step();
-    enter(Phase::kOptimizer, Phase::kComm, input);
-    strategy.after_step();  // zero1/zero2/fsdp: updated shards all-gathered
-    enter(Phase::kComm, Phase::kOptimizer, input);
-  }
-  if (!out.give_up) parts_.scaler.update(non_finite);
+  if (device_decides_)
+    update_decided_on_device(flags, input, out);
+  else
+    update_decided_on_host(flags, input, out);
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
   phase_range_.reset();
@@ -193,30 +186,78 @@ at::Tensor TrainStep::clip_gradients(const std::vector<at::Tensor>& tensors) {
 }
 
 // One small all-reduce per step so every rank takes the same decisions: skip a non-finite step,
-// stop on a signal any rank received, save when rank 0's clock says a checkpoint is due.
-void TrainStep::agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow,
-                                 const StepInput& input, StepOutput& out) {
+// stop on a signal any rank received, save when rank 0's clock says a checkpoint is due. Returns
+// the summed flags on the device: [loss non-finite, gradients non-finite, stop, save due].
+at::Tensor TrainStep::control_flags(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow,
+                                    const StepInput& input) {
   const auto flag = [&](bool value) { return at::full({}, value ? 1.0f : 0.0f, grad_norm.options()); };
   at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat))).to(at::kFloat),
                                 (at::logical_not(at::isfinite(grad_norm)) | (overflow.sum() > 0)).to(at::kFloat),
                                 flag(stop_requested() != 0), flag(rank_ == 0 && parts_.save_due_by_clock())});
   if (world_size_ > 1) parts_.comm.all_reduce_sum(flags, fmt::format("step {} control all-reduce", input.step));
-  const at::Tensor host = flags.cpu();
+  return flags;
+}
+
+// Reading the flags (and whatever the caller appended to them) is the step's one synchronisation
+// with the device.
+at::Tensor TrainStep::read_control(const at::Tensor& flags, StepOutput& out) {
+  at::Tensor host = flags.cpu();
   const float* f = host.data_ptr<float>();
   out.loss_non_finite = f[0] > 0;
   out.applied = !(f[0] > 0 || f[1] > 0);
   out.stop = f[2] > 0;
   out.save_due = f[3] > 0;
+  return host;
 }
 
-void TrainStep::skip(const at::Tensor& step_loss, const StepInput& input, StepOutput& out) {
+// The multi-tensor optimizers: the host reads the flags, then updates or skips.
+void TrainStep::update_decided_on_host(const at::Tensor& flags, const StepInput& input, StepOutput& out) {
+  read_control(flags, out);
+  const bool non_finite = !out.applied;
+  if (non_finite) {
+    skip(out.loss, input, parts_.scaler.enabled() ? parts_.scaler.state().scale : 0, out);
+  } else {
+    bad_steps_.judge(false, false, parts_.scaler.enabled());
+    set_learning_rate(parts_.optimizer, input.lr);
+    parts_.optimizer.step();
+    enter(Phase::kOptimizer, Phase::kComm, input);
+    parts_.strategy.after_step();  // zero1/zero2/fsdp: updated shards all-gathered
+    enter(Phase::kComm, Phase::kOptimizer, input);
+  }
+  if (!out.give_up) parts_.scaler.update(non_finite);
+}
+
+// The fused optimizers: the skip is a device flag the kernel reads (a skipped step leaves weights,
+// moments and step counts as they were), the loss scale follows the same flag, and the host reads
+// the flags only after the whole update is queued. Nothing in here waits for the device until
+// then, which is what lets a CUDA graph hold the update.
+void TrainStep::update_decided_on_device(const at::Tensor& flags, const StepInput& input, StepOutput& out) {
+  const at::Tensor skipped = (flags.narrow(0, 0, 2).sum() > 0).to(at::kFloat).reshape({1});
+  device_decides_->scale_next_step(at::Tensor(), skipped);
+  set_learning_rate(parts_.optimizer, input.lr);
+  parts_.optimizer.step();
+  enter(Phase::kOptimizer, Phase::kComm, input);
+  parts_.strategy.after_step();  // a skipped step gathers the unchanged shards
+  enter(Phase::kComm, Phase::kOptimizer, input);
+  // The scale this step used rides along with the flags, so that a log line can name it.
+  const at::Tensor readout = parts_.scaler.enabled() ? at::cat({flags, parts_.scaler.scale_tensor().to(at::kFloat)}) : flags;
+  parts_.scaler.update(skipped);
+  const at::Tensor host = read_control(readout, out);
+  if (out.applied)
+    bad_steps_.judge(false, false, parts_.scaler.enabled());
+  else
+    skip(out.loss, input, parts_.scaler.enabled() ? host.data_ptr<float>()[4] : 0, out);
+}
+
+// `scale`: the fp16 loss scale the step used.
+void TrainStep::skip(const at::Tensor& step_loss, const StepInput& input, double scale, StepOutput& out) {
   parts_.optimizer.zero_grad(/*set_to_none=*/true);
   const int64_t skipped = input.skipped_before + 1;
   switch (bad_steps_.judge(true, out.loss_non_finite, parts_.scaler.enabled())) {
     case BadStepPolicy::Verdict::kOverflow:
       if (rank_ == 0)
-        log::info("step {}: fp16 gradients overflowed at loss scale {}; step skipped, scale halved ({} skipped in all)", input.step,
-                  parts_.scaler.state().scale, skipped);
+        log::info("step {}: fp16 gradients overflowed at loss scale {}; step skipped, scale halved ({} skipped in all)", input.step, scale,
+                  skipped);
       return;
     case BadStepPolicy::Verdict::kGiveUp:
       out.give_up = true;

@@ -31,6 +31,7 @@ namespace cvtrain {
 class BatchSource;
 class Classifier;
 class Communicator;
+class DeviceGradScaling;
 class LossScaler;
 class Strategy;
 struct DeviceBatch;
@@ -98,9 +99,11 @@ class TrainStep {
   at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
   std::vector<at::Tensor> optimizer_tensors() const;
   at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
-  void agree_on_control(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow, const StepInput& input,
-                        StepOutput& out);
-  void skip(const at::Tensor& step_loss, const StepInput& input, StepOutput& out);
+  at::Tensor control_flags(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow, const StepInput& input);
+  static at::Tensor read_control(const at::Tensor& flags, StepOutput& out);
+  void update_decided_on_host(const at::Tensor& flags, const StepInput& input, StepOutput& out);
+  void update_decided_on_device(const at::Tensor& flags, const StepInput& input, StepOutput& out);
+  void skip(const at::Tensor& step_loss, const StepInput& input, double scale, StepOutput& out);
 
   StepParts parts_;
   StepSettings settings_;
@@ -110,6 +113,8 @@ class TrainStep {
   int rank_, world_size_;
   // On CUDA each phase is also an NVTX range, inside one per step, for Nsight Systems.
   bool nvtx_ = false, nvtx_phase_open_ = false;
+  // optim.implementation: fused takes the skip decision on the device (update_decided_on_device).
+  DeviceGradScaling* device_decides_ = nullptr;
 };
 
 }  // namespace cvtrain
