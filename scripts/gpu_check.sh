@@ -139,6 +139,55 @@ PY
     output="$RUNS/preflight" 2>&1 | sed 's/^/  /' || FAILURES=$((FAILURES + 1))
 }
 
+# train.cuda_graphs against eager on the same 50 steps of synthetic data (ResNet-18 at 64 px, fp32 so
+# that TF32 does not blur the comparison): every step's loss and the final weights within float
+# tolerance, and the log must say the step was captured. Extra arguments pick the case (ddp, fp16 ...).
+graphs_case() {
+  local name=$1; shift
+  for graphs in false true; do
+    if ! "$CVTRAIN" --recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 \
+        model.arch=resnet18 model.num_classes=100 model.image_size=64 train.global_batch=64 train.epochs=1 train.max_steps=50 \
+        train.log_every=1 optim.implementation=fused train.cuda_graphs=$graphs device="$DEVICE" \
+        output="$RUNS/${name}_graphs_$graphs" "$@" ${EXTRA:-} > "$RUNS/${name}_graphs_$graphs.log" 2>&1; then
+      echo "  $name (cuda_graphs $graphs): FAILED"; tail -5 "$RUNS/${name}_graphs_$graphs.log" | sed 's/^/    /'
+      FAILURES=$((FAILURES + 1)); return
+    fi
+  done
+  grep -h "train.cuda_graphs" "$RUNS/${name}_graphs_true.log" | sed 's/^/    /' || true
+  "$PYTHON" - "$name" "$RUNS/${name}_graphs_false" "$RUNS/${name}_graphs_true" "$DEVICE" <<'PY' || FAILURES=$((FAILURES + 1))
+import glob, json, math, struct, sys
+import torch
+name, eager, graphed, device = sys.argv[1:5]
+def losses(run):
+    return [r["loss"] for r in map(json.loads, open(f"{run}/metrics.jsonl")) if r["kind"] == "train"]
+def weights(run):  # the last checkpoint's safetensors: an 8-byte header length, a JSON header, the data
+    path = sorted(glob.glob(f"{run}/checkpoints/step-*/model.safetensors"))[-1]
+    blob = open(path, "rb").read()
+    size = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + size])
+    dtypes = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "I64": torch.int64}
+    out = {}
+    for key, meta in header.items():
+        if key == "__metadata__" or meta["dtype"] not in dtypes: continue
+        start, stop = meta["data_offsets"]
+        data = bytearray(blob[8 + size + start:8 + size + stop])
+        out[key] = torch.frombuffer(data, dtype=dtypes[meta["dtype"]]).double() if data else torch.zeros(0, dtype=torch.double)
+    return out
+a, b = losses(eager), losses(graphed)
+finite = [(x, y) for x, y in zip(a, b) if math.isfinite(x) and math.isfinite(y)]
+loss_gap = max(abs(x - y) / max(abs(x), 1e-12) for x, y in finite)
+wa, wb = weights(eager), weights(graphed)
+weight_gap = max(((wa[k] - wb[k]).abs().max() / wa[k].abs().max().clamp_min(1e-12)).item() for k in wa if wa[k].numel())
+ok = len(a) == len(b) and len(finite) >= len(a) - 5 and loss_gap < 1e-3 and weight_gap < 1e-3
+print(f"  {name}: {len(a)} steps; largest relative gap, graphed against eager: loss {loss_gap:.2e}, weights {weight_gap:.2e} "
+      f"({'within 1e-3' if ok else 'OUT OF TOLERANCE'})")
+sys.exit(0 if ok else 1)
+PY
+  if [ "$DEVICE" = cuda ] && ! grep -q "captured; the steps after replay it" "$RUNS/${name}_graphs_true.log"; then
+    echo "    $name: the log does not say that a step was captured"; FAILURES=$((FAILURES + 1))
+  fi
+}
+
 run() {
   DEVICE=${DEVICE:-cuda}
   PYTHON=${PYTHON:-python3}
@@ -188,8 +237,21 @@ run() {
     optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
   echo "== optimizer kernels: optim.implementation=fused (ATen's _fused_sgd_ / _fused_adamw_) against the foreach rows above"
   synthetic_case bf16_resnet50_b256_fused model.arch=resnet50 precision=bf16 train.global_batch=256 optim.lr=0.1 optim.implementation=fused
+  synthetic_case fp16_resnet50_b256_fused model.arch=resnet50 precision=fp16 train.global_batch=256 optim.lr=0.1 optim.implementation=fused
   synthetic_case bf16_vit_b16_b128_fused model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0 optim.implementation=fused
+  echo "== CUDA graphs (train.cuda_graphs): 50 graphed steps against 50 eager ones, then the rate of fused + graphs"
+  graphs_case graphs_single precision=fp32
+  graphs_case graphs_ddp_world1 precision=fp32 strategy=ddp distributed.nproc_per_node=1
+  CVTRAIN_INF_GRAD_STEPS=10-11 graphs_case graphs_fp16_overflow precision=fp16
+  grep -h "overflowed" "$RUNS/graphs_fp16_overflow_graphs_true.log" | sed 's/^/    /' || true
+  graphs_case graphs_zero2_adamw precision=bf16 strategy=zero2 distributed.nproc_per_node=1 optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0
+  synthetic_case bf16_resnet50_b256_fused_graphs model.arch=resnet50 precision=bf16 train.global_batch=256 optim.lr=0.1 \
+    optim.implementation=fused train.cuda_graphs=true
+  synthetic_case fp16_resnet50_b256_fused_graphs model.arch=resnet50 precision=fp16 train.global_batch=256 optim.lr=0.1 \
+    optim.implementation=fused train.cuda_graphs=true
+  synthetic_case bf16_vit_b16_b128_fused_graphs model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
+    optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0 optim.implementation=fused train.cuda_graphs=true
   echo "== cuDNN autotuning (train.cudnn_benchmark, off above), and PyTorch's own loop with the same settings (scripts/gpu_reference.py)"
   for precision in bf16 fp16; do
     synthetic_case "${precision}_resnet50_b256_cudnn_benchmark" model.arch=resnet50 precision=$precision train.global_batch=256 \

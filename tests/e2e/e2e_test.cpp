@@ -115,6 +115,20 @@ TEST_CASE("training variants run to completion with the schedule they ask for", 
   }
 }
 
+// A recipe written for a GPU still runs on a CPU: the capture is refused with its reason, once, and
+// the run trains eagerly with the fused optimizer the key chose.
+TEST_CASE("train.cuda_graphs on a CPU trains eagerly and says why", "[e2e]") {
+  TempDir dir;
+  const RunResult run = run_cvtrain("--recipe " + kQuickstart + " train.cuda_graphs=true data.max_samples=320 data.val= train.epochs=1"
+                                        " train.global_batch=32 output=" + dir.file("run"),
+                                    dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("train.cuda_graphs: running eager: this run is not on a CUDA device"));
+  CHECK_THAT(read_text(dir.file("run/recipe.yaml")), Catch::Contains("cuda_graphs: true") && Catch::Contains("implementation: fused"));
+  CHECK(numbers_after(read_text(dir.file("run/metrics.jsonl")), "loss").size() >= 1);
+}
+
 TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 24);

@@ -360,3 +360,16 @@ TEST_CASE("timm's schedule and evaluation keys: warmup_lr, warmup_prefix, step_o
   CHECK_THAT(problems[0], Catch::Contains(bad + ":3: data.eval_crop_fraction") && Catch::Contains("must be in (0, 1]"));
   CHECK_THAT(problems[1], Catch::Contains("schedule.warmup_lr") && Catch::Contains("above optim.lr 0.1"));
 }
+
+TEST_CASE("train.cuda_graphs picks the fused optimizer and refuses one that decides on the host", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  CHECK(load_recipe(path, no_path_checks({"train.cuda_graphs=true"})).optim.implementation == OptimImplementation::kFused);
+  CHECK(load_recipe(path, no_path_checks()).optim.implementation == OptimImplementation::kAuto);
+  const std::vector<std::string> foreach = problems_of(path, no_path_checks({"train.cuda_graphs=true", "optim.implementation=foreach"}));
+  REQUIRE(foreach.size() == 1);
+  CHECK_THAT(foreach[0], Catch::Contains("optim.implementation") && Catch::Contains("use fused"));
+  const std::vector<std::string> lamb = problems_of(path, no_path_checks({"train.cuda_graphs=true", "optim.name=lamb"}));
+  REQUIRE(lamb.size() == 1);
+  CHECK_THAT(lamb[0], Catch::Contains("train.cuda_graphs") && Catch::Contains("lamb"));
+}

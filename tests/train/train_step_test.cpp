@@ -1,7 +1,8 @@
 // One optimizer step in process: a clean step updates the weights, a non-finite one is skipped and
 // counted until train.max_bad_steps gives up, an fp16 overflow is skipped without counting and
 // halves the scale; accumulation of k micro-batches equals one step on the whole batch. The same
-// with optim.implementation: fused, whose skips are decided on the device, and the two agree.
+// with optim.implementation: fused, whose skips are decided on the device, and the two agree; and
+// the body a CUDA graph captures (train.cuda_graphs), run as is on the CPU, agrees with both.
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
@@ -17,6 +18,7 @@
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/step_graph.h"
 #include "cvtrain/train/train_step.h"
 
 using namespace cvtrain;
@@ -43,7 +45,8 @@ DeviceBatch batch_of(const at::Tensor& images, const at::Tensor& labels) { retur
 // An mlp on 1x8x8 images, SGD, a single-process strategy: what the step needs, built as the run builder builds it.
 struct StepRig {
   explicit StepRig(bool fp16 = false, int64_t accumulation = 1, int64_t max_bad_steps = 3,
-                   OptimImplementation implementation = OptimImplementation::kAuto, OptimizerKind kind = OptimizerKind::kSgd) {
+                   OptimImplementation implementation = OptimImplementation::kAuto, OptimizerKind kind = OptimizerKind::kSgd,
+                   bool graphed = false) {
     torch::manual_seed(0);
     ModelSpec spec;
     spec.arch = "mlp";
@@ -63,6 +66,7 @@ struct StepRig {
     settings.accumulation = accumulation;
     settings.num_classes = 4;
     settings.max_bad_steps = max_bad_steps;
+    settings.cuda_graphs = graphed;
     step = std::make_unique<TrainStep>(StepParts{*model, *strategy, *optimizer, *scaler, *comm, c10::Device(c10::kCPU)}, settings);
   }
   at::Tensor weights() const {
@@ -187,4 +191,40 @@ TEST_CASE("steps skipped on the device leave weights, moments and loss scale as 
       CHECK(at::allclose(fa[f].second.to(at::kDouble), fb[f].second.to(at::kDouble), 1e-5, 1e-6));
     }
   }
+}
+
+// train.cuda_graphs stages the inputs, the learning rate and the host's decisions into tensors and
+// runs the rest of the step from them (on CUDA captured once, replayed after). On the CPU the same
+// body runs without a capture: every step must equal the eager one, skips and accumulation included.
+TEST_CASE("the step a CUDA graph captures equals the eager step, with accumulation and skipped steps", "[train]") {
+  const OptimizerKind kind = GENERATE(OptimizerKind::kSgd, OptimizerKind::kAdamw);
+  CAPTURE(static_cast<int>(kind));
+  const ScopedEnv inf("CVTRAIN_INF_GRAD_STEPS", "2-2");
+  const ScopedEnv nan("CVTRAIN_NAN_STEPS", "4-4");
+  StepRig eager(true, 2, 5, OptimImplementation::kFused, kind), graphed(true, 2, 5, OptimImplementation::kFused, kind, true);
+  for (int64_t step = 1; step <= 6; ++step) {
+    const at::Tensor images = at::randn({8, 1, 8, 8}), labels = at::randint(4, {8});
+    const auto halves = [&] {
+      return QueuedBatches({batch_of(images.narrow(0, 0, 4), labels.narrow(0, 0, 4)), batch_of(images.narrow(0, 4, 4), labels.narrow(0, 4, 4))});
+    };
+    QueuedBatches a = halves(), b = halves();
+    const double lr = 0.1 / static_cast<double>(step);  // a changing rate must reach the staged tensor
+    const StepOutput x = eager.step->run(a, StepInput{step, 0, lr, 0}), y = graphed.step->run(b, StepInput{step, 0, lr, 0});
+    CAPTURE(step);
+    CHECK(x.applied == y.applied);
+    CHECK(y.applied == (step != 2 && step != 4));
+    CHECK(x.loss_non_finite == y.loss_non_finite);
+    if (!x.loss_non_finite) CHECK(x.loss.item<double>() == Approx(y.loss.item<double>()).epsilon(1e-6));
+    CHECK(at::allclose(eager.weights(), graphed.weights(), 1e-5, 1e-6));
+  }
+  CHECK(eager.scaler->state().scale == graphed.scaler->state().scale);
+  CHECK(graphed.scaler->state().scale == 65536.0 / 4);
+}
+
+TEST_CASE("a run says why its steps cannot be captured", "[train]") {
+  CHECK_THAT(graph_refusal(GraphConditions{false, true, StrategyKind::kDdp}).value_or(""), Catch::Contains("not on a CUDA device"));
+  CHECK_THAT(graph_refusal(GraphConditions{true, false, StrategyKind::kDdp}).value_or(""), Catch::Contains("optim.implementation: fused"));
+  CHECK_THAT(graph_refusal(GraphConditions{true, true, StrategyKind::kFsdp}).value_or(""), Catch::Contains("fsdp"));
+  for (StrategyKind kind : {StrategyKind::kSingle, StrategyKind::kDdp, StrategyKind::kZero1, StrategyKind::kZero2})
+    CHECK_FALSE(graph_refusal(GraphConditions{true, true, kind}));
 }

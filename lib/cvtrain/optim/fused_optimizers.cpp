@@ -13,6 +13,22 @@
 
 namespace cvtrain {
 
+const at::Tensor& TakesGradScaling::device_lr(const torch::optim::OptimizerParamGroup& group, const at::Tensor& like) {
+  StagedRate& rate = lr_tensors_[&group];
+  if (!rate.value.defined()) rate.value = at::empty({}, like.options().dtype(at::kFloat));
+  const double lr = group.options().get_lr();
+  if (rate.host != lr) {
+    rate.value.fill_(lr);
+    rate.host = lr;
+  }
+  return rate.value;
+}
+
+void TakesGradScaling::stage_groups(const std::vector<torch::optim::OptimizerParamGroup>& groups) {
+  for (const auto& group : groups)
+    if (!group.params().empty() && group.params().front().is_cuda()) device_lr(group, group.params().front());
+}
+
 at::Tensor FusedAdamW::step(torch::optim::Optimizer::LossClosure closure) {
   at::Tensor loss = GroupwiseUpdate<torch::optim::AdamW>::step(std::move(closure));
   if (found_inf()) host_steps_stale_ = true;  // only the device knows which steps happened
@@ -42,10 +58,7 @@ void FusedAdamW::update(torch::optim::OptimizerParamGroup& group) {
   const auto [beta1, beta2] = options.betas();
   const bool on_cuda = u.params.front().is_cuda();
   if (on_cuda) {
-    at::Tensor& lr = lr_tensors_[&group];
-    if (!lr.defined()) lr = at::empty({}, u.params.front().options().dtype(at::kFloat));
-    lr.fill_(options.lr());  // a kernel, not a synchronisation
-    at::_fused_adamw_(u.params, u.grads, exp_avgs, exp_avg_sqs, {}, steps, lr, beta1, beta2, options.weight_decay(), options.eps(),
+    at::_fused_adamw_(u.params, u.grads, exp_avgs, exp_avg_sqs, {}, steps, device_lr(group, u.params.front()), beta1, beta2, options.weight_decay(), options.eps(),
                       /*amsgrad=*/false, /*maximize=*/false, grad_scale(), found_inf());
   } else {
     at::_fused_adamw_(u.params, u.grads, exp_avgs, exp_avg_sqs, {}, steps, options.lr(), beta1, beta2, options.weight_decay(),
@@ -100,10 +113,8 @@ void FusedSgd::update(torch::optim::OptimizerParamGroup& group) {
       buffers.push_back(static_cast<torch::optim::SGDParamState&>(*slot).momentum_buffer());
     }
   if (u.params.front().is_cuda()) {
-    at::Tensor& lr = lr_tensors_[&group];
-    if (!lr.defined()) lr = at::empty({}, u.params.front().options().dtype(at::kFloat));
-    lr.fill_(options.lr());
-    at::_fused_sgd_(u.params, u.grads, buffers, options.weight_decay(), options.momentum(), lr, options.dampening(), options.nesterov(),
+    at::_fused_sgd_(u.params, u.grads, buffers, options.weight_decay(), options.momentum(), device_lr(group, u.params.front()),
+                    options.dampening(), options.nesterov(),
                     /*maximize=*/false, /*is_first_step=*/false, grad_scale(), found_inf());
   } else {
     at::_fused_sgd_(u.params, u.grads, buffers, options.weight_decay(), options.momentum(), options.lr(), options.dampening(),

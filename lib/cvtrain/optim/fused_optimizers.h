@@ -29,9 +29,19 @@ class TakesGradScaling : public DeviceGradScaling {
   std::optional<at::Tensor> grad_scale() const { return grad_scale_.defined() ? std::optional<at::Tensor>(grad_scale_) : std::nullopt; }
   std::optional<at::Tensor> found_inf() const { return found_inf_.defined() ? std::optional<at::Tensor>(found_inf_) : std::nullopt; }
   void forget_scaling() { grad_scale_ = found_inf_ = at::Tensor(); }
+  // The group's learning rate as a float tensor beside its parameters, refilled (a kernel, not a
+  // synchronisation) only when the host value changed. Staged by set_learning_rate, so an update
+  // inside a CUDA graph holds no fill of its own and reads whatever rate was staged before replay.
+  const at::Tensor& device_lr(const torch::optim::OptimizerParamGroup& group, const at::Tensor& like);
+  void stage_groups(const std::vector<torch::optim::OptimizerParamGroup>& groups);
 
  private:
   at::Tensor grad_scale_, found_inf_;
+  struct StagedRate {
+    at::Tensor value;
+    double host = -1;
+  };
+  std::unordered_map<const void*, StagedRate> lr_tensors_;  // per group, on CUDA
 };
 
 class FusedAdamW : public GroupwiseUpdate<torch::optim::AdamW>, public TakesGradScaling {
@@ -40,6 +50,7 @@ class FusedAdamW : public GroupwiseUpdate<torch::optim::AdamW>, public TakesGrad
   at::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
   // AdamW's host step counters from the device ones, after steps that may have been skipped on the device.
   void refresh_host_steps() override;
+  void stage_learning_rates() override { stage_groups(param_groups()); }
 
  private:
   void update(torch::optim::OptimizerParamGroup& group) override;
@@ -49,7 +60,6 @@ class FusedAdamW : public GroupwiseUpdate<torch::optim::AdamW>, public TakesGrad
     int64_t host = -1;
   };
   std::unordered_map<const c10::TensorImpl*, DeviceStep> steps_;
-  std::unordered_map<const void*, at::Tensor> lr_tensors_;  // per group, on CUDA
   bool host_steps_stale_ = false;
 };
 
@@ -57,10 +67,10 @@ class FusedSgd : public GroupwiseUpdate<torch::optim::SGD>, public TakesGradScal
  public:
   using GroupwiseUpdate<torch::optim::SGD>::GroupwiseUpdate;
   at::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
+  void stage_learning_rates() override { stage_groups(param_groups()); }
 
  private:
   void update(torch::optim::OptimizerParamGroup& group) override;
-  std::unordered_map<const void*, at::Tensor> lr_tensors_;  // per group, on CUDA
 };
 
 }  // namespace cvtrain

@@ -323,6 +323,7 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   auto& groups = optimizer.param_groups();
   for (size_t i = 0; i < groups.size(); ++i)
     groups[i].options().set_lr(scaled && i < scaled->lr_scales.size() ? lr * scaled->lr_scales[i] : lr);
+  if (auto* device_side = dynamic_cast<DeviceGradScaling*>(&optimizer)) device_side->stage_learning_rates();
 }
 
 StateFields optimizer_state_of(torch::optim::Optimizer& optimizer, const at::Tensor& tensor) {

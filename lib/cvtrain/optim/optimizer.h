@@ -31,6 +31,9 @@ class DeviceGradScaling {
   virtual void scale_next_step(const at::Tensor& grad_scale, const at::Tensor& found_inf) = 0;
   // Brings host-side state (AdamW's step counts) up to date with the device; a synchronisation.
   virtual void refresh_host_steps() {}
+  // Copies each group's learning rate into the device tensor the kernel reads (set_learning_rate
+  // calls it), so that an update captured in a CUDA graph reads the current rate at every replay.
+  virtual void stage_learning_rates() {}
 };
 
 // Whether weight decay applies: weights of rank >= 2, except ViT's pos_embed and cls_token (timm's rule).
@@ -47,6 +50,7 @@ ParameterGroups parameter_groups(torch::nn::Module& model);
 // distinct scale, whose learning rate set_learning_rate multiplies by it.
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, const ParameterGroups& groups);
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimSpec& spec, torch::nn::Module& model);
+// Fused optimizers on CUDA also get it on the device (DeviceGradScaling::stage_learning_rates).
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 
 // The optimizer's state for one tensor it updates: AdamW "step" (an int64 scalar), "exp_avg",

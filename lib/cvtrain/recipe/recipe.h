@@ -168,6 +168,7 @@ struct TrainSpec {
   double grad_clip = 0.0;      // max global gradient norm; 0 = off
   bool channels_last = true;   // CNN inputs (and weights) in NHWC layout; ignored by other models
   bool cudnn_benchmark = false; // cuDNN times its convolution algorithms per input shape (results vary run to run)
+  bool cuda_graphs = false;    // capture the whole step as a CUDA graph and replay it (needs optim.implementation fused; auto picks it)
   int64_t log_every = 50;      // optimizer steps between metric lines
   int64_t max_bad_steps = 10;  // non-finite loss or gradients this many steps in a row stops the run
   int64_t seed = 0;

@@ -382,6 +382,7 @@ const std::vector<Field>& schema() {
       field(KEY(train.grad_clip), at_least(0)),
       field(KEY(train.channels_last)),
       field(KEY(train.cudnn_benchmark)),
+      field(KEY(train.cuda_graphs)),
       field(KEY(train.log_every), at_least(1)),
       field(KEY(train.max_bad_steps), at_least(1)),
       field(KEY(train.seed), at_least(0)),
@@ -557,6 +558,19 @@ void check_auto_micro_batch(const Recipe& r, const LoadOptions& options, CrossCh
   if (r.strategy == StrategyKind::kFsdp) check.fail("train.micro_batch", "auto is not available with strategy fsdp; set a number");
 }
 
+// A captured step cannot let the host decide whether to skip it: only the fused kernels take that
+// decision as a device flag, so auto resolves to fused and anything else is refused here.
+void check_cuda_graphs(Recipe& r, bool trust_ratio, CrossChecks& check) {
+  if (!r.train.cuda_graphs) return;
+  if (trust_ratio)
+    check.fail("train.cuda_graphs", fmt::format("needs a fused optimizer (sgd or adamw); {} updates through host decisions", name_of(r.optim.name)));
+  else if (r.optim.implementation == OptimImplementation::kForeach)
+    check.fail("optim.implementation",
+               "foreach decides on the host whether to skip a step, which a captured step cannot; with train.cuda_graphs use fused (or auto)");
+  else
+    r.optim.implementation = OptimImplementation::kFused;
+}
+
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.
   const int world = options.saved_by_run ? BatchPlan::of(r.train).world
@@ -586,6 +600,7 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
                                          name_of(r.optim.name), name_of(r.strategy)));
   if (r.optim.implementation == OptimImplementation::kFused && trust_ratio)
     check.fail("optim.implementation", fmt::format("ATen has fused kernels for sgd and adamw, not {}; use foreach or auto", name_of(r.optim.name)));
+  check_cuda_graphs(r, trust_ratio, check);
   if (r.optim.layer_decay > 0 && (r.strategy == StrategyKind::kZero1 || r.strategy == StrategyKind::kZero2 || r.strategy == StrategyKind::kFsdp))
     check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
   if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)

@@ -65,4 +65,13 @@ void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at
       p.grad().fill_(nan ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity());
 }
 
+bool non_finite_injection_configured() { return std::getenv("CVTRAIN_NAN_STEPS") || std::getenv("CVTRAIN_INF_GRAD_STEPS"); }
+
+NonFiniteFactors non_finite_factors(int64_t step) {
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN(), kInf = std::numeric_limits<double>::infinity();
+  if (step_in_range("CVTRAIN_NAN_STEPS", step)) return {kNan, kNan};
+  if (step_in_range("CVTRAIN_INF_GRAD_STEPS", step)) return {1, kInf};
+  return {};
+}
+
 }  // namespace cvtrain

@@ -24,4 +24,12 @@ void inject_stop_request(int64_t step);
 // gradients NaN; CVTRAIN_INF_GRAD_STEPS=A-B makes only the gradients inf, as an fp16 overflow does.
 void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at::Tensor>& parameters);
 
+// The same as factors a captured step multiplies by (train.cuda_graphs: the host cannot write into
+// a replayed step): 1 on clean steps, NaN or inf on the injected ones.
+struct NonFiniteFactors {
+  double loss = 1, gradients = 1;
+};
+bool non_finite_injection_configured();
+NonFiniteFactors non_finite_factors(int64_t step);
+
 }  // namespace cvtrain

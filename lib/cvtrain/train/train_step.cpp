@@ -9,6 +9,7 @@
 #include <torch/utils.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -25,10 +26,11 @@
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/precision.h"
+#include "cvtrain/train/step_graph.h"
 
 namespace cvtrain {
 
-StepSettings step_settings(const Recipe& recipe) {
+StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torch::optim::Optimizer& optimizer, bool log_choices) {
   StepSettings s;
   s.accumulation = recipe.train.accumulation;
   s.grad_clip = recipe.train.grad_clip;
@@ -39,6 +41,15 @@ StepSettings step_settings(const Recipe& recipe) {
   s.max_bad_steps = recipe.train.max_bad_steps;
   s.breakdown = recipe.observe.breakdown;
   s.loss = LossSettings{recipe.train.loss, recipe.augment.label_smoothing, recipe.train.bce_target_threshold};
+  if (recipe.train.cuda_graphs) {
+    const std::optional<std::string> refusal = graph_refusal(
+        GraphConditions{device.is_cuda(), dynamic_cast<DeviceGradScaling*>(&optimizer) != nullptr, recipe.strategy});
+    s.cuda_graphs = !refusal;
+    if (log_choices && refusal) log::warn("train.cuda_graphs: running eager: {}", *refusal);
+    if (log_choices && !refusal)
+      log::info("train.cuda_graphs: this start's first {} steps run eagerly, the next is captured and then replayed; the breakdown "
+                "counts each replay as forward", kGraphWarmupSteps);
+  }
   return s;
 }
 
@@ -52,9 +63,15 @@ TrainStep::TrainStep(StepParts parts, StepSettings settings)
       rank_(parts.comm.rank()),
       world_size_(parts.comm.world_size()),
       nvtx_(parts.device.is_cuda()),
-      device_decides_(dynamic_cast<DeviceGradScaling*>(&parts.optimizer)) {}
+      device_decides_(dynamic_cast<DeviceGradScaling*>(&parts.optimizer)),
+      inject_factors_(non_finite_injection_configured()) {
+  if (!settings_.cuda_graphs) return;
+  if (!device_decides_) throw Error("a captured step needs an optimizer that decides skipped steps on the device");
+  graph_ = std::make_unique<StepGraph>(parts.device, settings_.accumulation);
+}
 
 StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
+  if (graph_) return run_graphed(batches, input);
   StepOutput out;
   Strategy& strategy = parts_.strategy;
   const int64_t accumulation = settings_.accumulation;
@@ -72,7 +89,8 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
     enter(Phase::kCopy, Phase::kComm, input);
     strategy.before_forward();  // fsdp: the all-gather of parameters
     enter(Phase::kComm, Phase::kForward, input);
-    const at::Tensor loss = forward_loss(*batch, input.epoch);
+    const auto [images, targets] = mixed_inputs(*batch, input.epoch);
+    const at::Tensor loss = loss_of(images, targets);
     enter(Phase::kForward, Phase::kBackward, input);
     const bool last = micro == accumulation - 1;
     strategy.before_backward(last);
@@ -84,20 +102,21 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   }
   const std::vector<at::Tensor> updated = optimizer_tensors();
   inject_non_finite(input.step, step_loss, updated);
-  inject_stop_request(input.step);
   const at::Tensor overflow = parts_.scaler.unscale(updated);  // fp16: inf/NaN in the gradients
   // Whole gradients in the model's order: the norm then sums exactly as
   // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
   const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
   enter(Phase::kOptimizer, Phase::kComm, input);
-  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, input);
+  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, host_decisions(input), input);
   enter(Phase::kComm, Phase::kOptimizer, input);
   out.comm_wait_s = strategy.take_comm_wait_seconds();
   out.loss = step_loss;
-  if (device_decides_)
-    update_decided_on_device(flags, input, out);
-  else
+  if (device_decides_) {
+    set_learning_rate(parts_.optimizer, input.lr);
+    settle(queue_update_on_device(flags, input), input, out);
+  } else {
     update_decided_on_host(flags, input, out);
+  }
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
   phase_range_.reset();
@@ -106,9 +125,91 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   return out;
 }
 
+// train.cuda_graphs: the micro-batches are fetched first and staged (mixed) into the graph's
+// inputs with the host's decisions, then the whole rest of the step is one replay. The breakdown
+// sees data, copy, and the replay as forward: a graph's inside is not timed.
+StepOutput TrainStep::run_graphed(BatchSource& batches, const StepInput& input) {
+  StepOutput out;
+  timer_.begin_step();
+  if (nvtx_) nvtx_push("cvtrain::step");
+  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
+  begin_phase(Phase::kData, input);
+  for (int64_t micro = 0; micro < settings_.accumulation; ++micro) {
+    Stopwatch wait;
+    std::optional<DeviceBatch> batch = batches.next();
+    out.data_wait_s += wait.seconds();
+    if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
+    const auto [images, targets] = mixed_inputs(*batch, input.epoch);
+    if (!graph_->stage_batch(micro, images, targets))
+      throw Error(fmt::format("step {}: a batch of shape {} does not fit the captured step's inputs ({}); training batches are all full",
+                              input.step, fmt::join(images.sizes(), "x"), fmt::join(graph_->images(micro).sizes(), "x")));
+  }
+  set_learning_rate(parts_.optimizer, input.lr);  // staged into the tensor the captured kernel reads
+  inject_stop_request(input.step);
+  graph_->stage_flags(stop_requested() != 0, rank_ == 0 && parts_.save_due_by_clock());
+  if (inject_factors_) {
+    const NonFiniteFactors factors = non_finite_factors(input.step);
+    graph_->stage_factors(factors.loss, factors.gradients);
+  }
+  enter(Phase::kCopy, Phase::kForward, input);
+  marks_off_ = true;  // inside the graph nothing is timed; a capture must not record the host's marks
+  const bool captured_before = graph_->captured();
+  try {
+    graph_->run([&] { return graphed_body(input); });
+  } catch (...) {
+    marks_off_ = false;
+    throw;
+  }
+  marks_off_ = false;
+  if (const std::optional<std::string> failure = graph_->take_capture_failure())
+    log::warn("train.cuda_graphs: rank {} runs eager from step {} on: {}", rank_, input.step, *failure);
+  if (!captured_before && graph_->captured() && rank_ == 0) log::info("train.cuda_graphs: step {} captured; the steps after replay it", input.step);
+  enter(Phase::kForward, Phase::kOptimizer, input);
+  out.loss = graph_->outputs().loss.clone();  // the next replay overwrites the static one
+  out.comm_wait_s = parts_.strategy.take_comm_wait_seconds();
+  settle(graph_->outputs().readout, input, out);
+  timer_.mark(Phase::kOptimizer);
+  timer_.end_step();
+  phase_range_.reset();
+  end_nvtx_ranges();
+  batches.on_arrival(nullptr);
+  return out;
+}
+
+// What a graph holds: the micro-batches from the static inputs through the update, reading the
+// host's decisions and the learning rate from device tensors staged before each replay.
+StepGraph::Outputs TrainStep::graphed_body(const StepInput& input) {
+  Strategy& strategy = parts_.strategy;
+  const int64_t accumulation = settings_.accumulation;
+  parts_.optimizer.zero_grad(/*set_to_none=*/true);
+  at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
+  for (int64_t micro = 0; micro < accumulation; ++micro) {
+    strategy.before_forward();
+    const at::Tensor loss = loss_of(graph_->images(micro), graph_->targets(micro));
+    const bool last = micro == accumulation - 1;
+    strategy.before_backward(last);
+    parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
+    strategy.after_backward(last);
+    step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
+  }
+  const std::vector<at::Tensor> updated = optimizer_tensors();
+  if (inject_factors_) {
+    step_loss = step_loss * graph_->factors()[0].to(at::kDouble);
+    std::vector<at::Tensor> grads;
+    for (const at::Tensor& t : updated)
+      if (t.grad().defined()) grads.push_back(t.grad());
+    at::_foreach_mul_(grads, graph_->factors()[1]);
+  }
+  const at::Tensor overflow = parts_.scaler.unscale(updated);
+  const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
+  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, graph_->host_flags(), input);
+  return StepGraph::Outputs{step_loss, queue_update_on_device(flags, input)};
+}
+
 // Phase `ended` is over and `next` begins: the breakdown's mark, where the hang watch would say
 // this rank stopped, and in a trace window the profiler range of the phase.
 void TrainStep::enter(Phase ended, Phase next, const StepInput& input) {
+  if (marks_off_) return;
   timer_.mark(ended);
   begin_phase(next, input);
 }
@@ -139,15 +240,17 @@ void TrainStep::end_nvtx_ranges() {
   nvtx_pop();
 }
 
-// The loss of one micro-batch (train.loss); with Mixup/CutMix the targets are soft (smoothing folded in).
-at::Tensor TrainStep::forward_loss(const DeviceBatch& batch, int64_t epoch) {
+// A micro-batch's images and targets; with Mixup/CutMix mixed, the targets soft (smoothing folded
+// in). Its randomness is the host's, keyed by (seed, epoch, sample): outside any captured region.
+std::pair<at::Tensor, at::Tensor> TrainStep::mixed_inputs(const DeviceBatch& batch, int64_t epoch) const {
   const AugmentSpec& augment = settings_.augment;
-  at::Tensor images = batch.images, targets = batch.labels;
-  if (mixing_enabled(augment)) {
-    MixedBatch mixed = mix_batch(images, batch.labels, settings_.num_classes, augment, mix_key(settings_.seed, epoch, batch.first_sample));
-    images = mixed.images;
-    targets = mixed.targets;
-  }
+  if (!mixing_enabled(augment)) return {batch.images, batch.labels};
+  MixedBatch mixed = mix_batch(batch.images, batch.labels, settings_.num_classes, augment, mix_key(settings_.seed, epoch, batch.first_sample));
+  return {mixed.images, mixed.targets};
+}
+
+// The loss of one micro-batch (train.loss).
+at::Tensor TrainStep::loss_of(const at::Tensor& images, const at::Tensor& targets) {
   at::Tensor logits;
   {
     AutocastScope autocast(settings_.precision, parts_.device.type());
@@ -185,15 +288,22 @@ at::Tensor TrainStep::clip_gradients(const std::vector<at::Tensor>& tensors) {
   return total;
 }
 
+// [stop requested, checkpoint due] on the device: a signal this rank received, rank 0's clock.
+// Asked after backward, so that the clock includes the step's own work.
+at::Tensor TrainStep::host_decisions(const StepInput& input) {
+  inject_stop_request(input.step);
+  const auto flag = [&](bool value) { return at::full({1}, value ? 1.0f : 0.0f, at::TensorOptions(parts_.device).dtype(at::kFloat)); };
+  return at::cat({flag(stop_requested() != 0), flag(rank_ == 0 && parts_.save_due_by_clock())});
+}
+
 // One small all-reduce per step so every rank takes the same decisions: skip a non-finite step,
 // stop on a signal any rank received, save when rank 0's clock says a checkpoint is due. Returns
 // the summed flags on the device: [loss non-finite, gradients non-finite, stop, save due].
 at::Tensor TrainStep::control_flags(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow,
-                                    const StepInput& input) {
-  const auto flag = [&](bool value) { return at::full({}, value ? 1.0f : 0.0f, grad_norm.options()); };
-  at::Tensor flags = at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat))).to(at::kFloat),
-                                (at::logical_not(at::isfinite(grad_norm)) | (overflow.sum() > 0)).to(at::kFloat),
-                                flag(stop_requested() != 0), flag(rank_ == 0 && parts_.save_due_by_clock())});
+                                    const at::Tensor& decisions, const StepInput& input) {
+  at::Tensor flags = at::cat({at::stack({at::logical_not(at::isfinite(step_loss.to(at::kFloat))).to(at::kFloat),
+                                         (at::logical_not(at::isfinite(grad_norm)) | (overflow.sum() > 0)).to(at::kFloat)}),
+                              decisions});
   if (world_size_ > 1) parts_.comm.all_reduce_sum(flags, fmt::format("step {} control all-reduce", input.step));
   return flags;
 }
@@ -228,20 +338,23 @@ void TrainStep::update_decided_on_host(const at::Tensor& flags, const StepInput&
 }
 
 // The fused optimizers: the skip is a device flag the kernel reads (a skipped step leaves weights,
-// moments and step counts as they were), the loss scale follows the same flag, and the host reads
-// the flags only after the whole update is queued. Nothing in here waits for the device until
-// then, which is what lets a CUDA graph hold the update.
-void TrainStep::update_decided_on_device(const at::Tensor& flags, const StepInput& input, StepOutput& out) {
+// moments and step counts as they were) and the loss scale follows the same flag. Nothing in here
+// waits for the device, which is what lets a CUDA graph hold the update. Returns the flags with the
+// loss scale the step used appended (a log line names it), for settle() to read.
+at::Tensor TrainStep::queue_update_on_device(const at::Tensor& flags, const StepInput& input) {
   const at::Tensor skipped = (flags.narrow(0, 0, 2).sum() > 0).to(at::kFloat).reshape({1});
   device_decides_->scale_next_step(at::Tensor(), skipped);
-  set_learning_rate(parts_.optimizer, input.lr);
   parts_.optimizer.step();
   enter(Phase::kOptimizer, Phase::kComm, input);
   parts_.strategy.after_step();  // a skipped step gathers the unchanged shards
   enter(Phase::kComm, Phase::kOptimizer, input);
-  // The scale this step used rides along with the flags, so that a log line can name it.
   const at::Tensor readout = parts_.scaler.enabled() ? at::cat({flags, parts_.scaler.scale_tensor().to(at::kFloat)}) : flags;
   parts_.scaler.update(skipped);
+  return readout;
+}
+
+// After the update is queued: the host reads what the device decided, and counts and logs a skip.
+void TrainStep::settle(const at::Tensor& readout, const StepInput& input, StepOutput& out) {
   const at::Tensor host = read_control(readout, out);
   if (out.applied)
     bad_steps_.judge(false, false, parts_.scaler.enabled());

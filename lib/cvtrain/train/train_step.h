@@ -1,8 +1,8 @@
 // One optimizer step as one unit with an explicit input and output: the micro-batch loop (forward
 // under autocast, loss with Mixup/CutMix targets, scaled backward, the strategy's communication),
 // fp16 unscaling, gradient clipping, the control all-reduce every rank takes its decisions from,
-// and the skip / train.max_bad_steps policy. Nothing outside it touches gradients, so a CUDA-graph
-// capture of a step wraps exactly this.
+// and the skip / train.max_bad_steps policy. Nothing outside it touches gradients; with
+// train.cuda_graphs it hands all of it after the input to a StepGraph to capture and replay.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -17,6 +17,7 @@
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/bad_step_policy.h"
 #include "cvtrain/train/classification_loss.h"
+#include "cvtrain/train/step_graph.h"
 #include "cvtrain/train/step_timer.h"
 
 namespace torch::optim {
@@ -78,9 +79,12 @@ struct StepSettings {
   int64_t max_bad_steps = 10;
   bool breakdown = true;  // observe.breakdown: time the step's phases
   LossSettings loss;
+  bool cuda_graphs = false;  // capture the step (train/step_graph.h); needs a fused optimizer
 };
 
-StepSettings step_settings(const Recipe& recipe);
+// The step's settings from the recipe; train.cuda_graphs only where graph_refusal allows it on this
+// device and optimizer (the refusal logged when `log_choices`).
+StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torch::optim::Optimizer& optimizer, bool log_choices);
 
 class TrainStep {
  public:
@@ -96,13 +100,19 @@ class TrainStep {
   void enter(Phase ended, Phase next, const StepInput& input);
   void begin_phase(Phase next, const StepInput& input);
   void end_nvtx_ranges();
-  at::Tensor forward_loss(const DeviceBatch& batch, int64_t epoch);
+  StepOutput run_graphed(BatchSource& batches, const StepInput& input);
+  StepGraph::Outputs graphed_body(const StepInput& input);
+  std::pair<at::Tensor, at::Tensor> mixed_inputs(const DeviceBatch& batch, int64_t epoch) const;
+  at::Tensor loss_of(const at::Tensor& images, const at::Tensor& targets);
   std::vector<at::Tensor> optimizer_tensors() const;
   at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
-  at::Tensor control_flags(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow, const StepInput& input);
+  at::Tensor host_decisions(const StepInput& input);
+  at::Tensor control_flags(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow,
+                           const at::Tensor& decisions, const StepInput& input);
   static at::Tensor read_control(const at::Tensor& flags, StepOutput& out);
   void update_decided_on_host(const at::Tensor& flags, const StepInput& input, StepOutput& out);
-  void update_decided_on_device(const at::Tensor& flags, const StepInput& input, StepOutput& out);
+  at::Tensor queue_update_on_device(const at::Tensor& flags, const StepInput& input);
+  void settle(const at::Tensor& readout, const StepInput& input, StepOutput& out);
   void skip(const at::Tensor& step_loss, const StepInput& input, double scale, StepOutput& out);
 
   StepParts parts_;
@@ -113,8 +123,12 @@ class TrainStep {
   int rank_, world_size_;
   // On CUDA each phase is also an NVTX range, inside one per step, for Nsight Systems.
   bool nvtx_ = false, nvtx_phase_open_ = false;
-  // optim.implementation: fused takes the skip decision on the device (update_decided_on_device).
+  // optim.implementation: fused takes the skip decision on the device (queue_update_on_device).
   DeviceGradScaling* device_decides_ = nullptr;
+  // train.cuda_graphs: the capture and its static tensors; null when eager.
+  std::unique_ptr<StepGraph> graph_;
+  bool marks_off_ = false;       // inside a graphed body: no timer marks, no phase reports
+  bool inject_factors_ = false;  // a test asked for non-finite steps: a graph multiplies by factors
 };
 
 }  // namespace cvtrain

@@ -92,7 +92,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       run_(build_run(recipe_, rank_)),
       step_(StepParts{*run_.model, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
                      [this] { return checkpoints_.minutes_elapsed(); }},
-            step_settings(recipe_)),
+            step_settings(recipe_, run_.device, *run_.optimizer, rank.rank == 0)),
       checkpoints_(recipe_, *run_.comm, run_.device),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
       profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
