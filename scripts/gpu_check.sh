@@ -3,8 +3,10 @@
 #   scripts/gpu_check.sh bundle   here: builds cvtrain without OpenCV imgcodecs (which drags GDAL) into
 #                                 build-gpu/ and gathers the binary, the few libraries it needs and a
 #                                 small dataset into gpu_bundle/ (git-ignored; carry it to the device)
-#   scripts/gpu_check.sh run      there: runs the checks with the machine's own torch libraries and
-#                                 prints what it measured
+#   scripts/gpu_check.sh run [SECTION...]
+#                                 there: runs the checks (all default sections, or those named) with
+#                                 the machine's own torch libraries, and prints what it measured and
+#                                 how long each section took
 # DEVICE=cpu EXTRA="train.max_steps=3" scripts/gpu_check.sh run   dry run of the same steps without a GPU
 # (EXTRA: overrides added to every training case).
 set -euo pipefail
@@ -188,20 +190,11 @@ PY
   fi
 }
 
-run() {
-  DEVICE=${DEVICE:-cuda}
-  PYTHON=${PYTHON:-python3}
-  [ -x "$BUNDLE/bin/cvtrain" ] || { echo "no $BUNDLE/bin/cvtrain: run 'scripts/gpu_check.sh bundle' first and carry $BUNDLE"; exit 1; }
-  local torch_lib
-  torch_lib=$("$PYTHON" -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))")
-  export LD_LIBRARY_PATH="$torch_lib:$PWD/$BUNDLE/lib:${LD_LIBRARY_PATH:-}"
-  CVTRAIN="$BUNDLE/bin/cvtrain"
-  DATA="$BUNDLE/data/t10k-images-idx3-ubyte.gz"
-  RUNS=$(mktemp -d)
-  FAILURES=0
-  echo "== machine"
-  command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  "$PYTHON" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())"
+# The sections, in the order `run` takes them. A short device lease runs a few by name, e.g.
+#   scripts/gpu_check.sh run graphs fused profile
+SECTIONS="foundation distributed pipeline zoo fused graphs reference sharded micro_batch profile"
+
+section_foundation() {
   echo "== foundation: single-process training on $DEVICE (Fashion-MNIST test set, 10,000 images)"
   train_case fp32_small_cnn precision=fp32 train.epochs=3
   train_case bf16_small_cnn precision=bf16 train.epochs=3
@@ -211,10 +204,16 @@ run() {
     train.global_batch=256 optim.lr=0.2
   train_case fp16_resnet18_small_stem precision=fp16 train.epochs=2 model.arch=resnet18 model.small_stem=true \
     train.global_batch=256 optim.lr=0.2
+}
+
+section_distributed() {
   echo "== distributed: world size 1 through a real process group (strategy ddp, backend nccl on CUDA)"
   local backend=nccl
   [ "$DEVICE" = cuda ] || backend=gloo
   train_case "ddp_world1_${backend}" strategy=ddp distributed.backend=$backend distributed.nproc_per_node=1 train.epochs=1
+}
+
+section_pipeline() {
   echo "== input pipeline: JPEG decode, RandomResizedCrop 224, flip; batches pinned, copied on a side stream, normalised on $DEVICE"
   # Batches of 24: the 384 images make 16 batches an epoch, one for each of up to 16 workers.
   for workers in 1 4 8 16; do
@@ -226,6 +225,9 @@ run() {
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
     data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] model.arch=resnet18 model.image_size=224 precision=bf16 \
     train.global_batch=24 train.epochs=3 augment.random_resized_crop=[0.08,1.0] augment.mixup=0.2 augment.cutmix=1.0
+}
+
+section_zoo() {
   echo "== model zoo and precision: 30 steps on synthetic device data at 224 (1000 classes, channels_last for CNNs)"
   for precision in bf16 fp16; do
     synthetic_case "${precision}_resnet50_b256" model.arch=resnet50 precision=$precision train.global_batch=256 optim.lr=0.1
@@ -235,11 +237,17 @@ run() {
   synthetic_case bf16_convnext_tiny_b128 model.arch=convnext_tiny precision=bf16 train.global_batch=128 optim.name=adamw optim.lr=1e-3
   synthetic_case bf16_vit_b16_b128_grad_checkpointing model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 model.grad_checkpointing=true
-  echo "== optimizer kernels: optim.implementation=fused (ATen's _fused_sgd_ / _fused_adamw_) against the foreach rows above"
+}
+
+section_fused() {
+  echo "== optimizer kernels: optim.implementation=fused (ATen's _fused_sgd_ / _fused_adamw_) against the zoo's foreach rows"
   synthetic_case bf16_resnet50_b256_fused model.arch=resnet50 precision=bf16 train.global_batch=256 optim.lr=0.1 optim.implementation=fused
   synthetic_case fp16_resnet50_b256_fused model.arch=resnet50 precision=fp16 train.global_batch=256 optim.lr=0.1 optim.implementation=fused
   synthetic_case bf16_vit_b16_b128_fused model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0 optim.implementation=fused
+}
+
+section_graphs() {
   echo "== CUDA graphs (train.cuda_graphs): 50 graphed steps against 50 eager ones, then the rate of fused + graphs"
   graphs_case graphs_single precision=fp32
   graphs_case graphs_ddp_world1 precision=fp32 strategy=ddp distributed.nproc_per_node=1
@@ -252,6 +260,9 @@ run() {
     optim.implementation=fused train.cuda_graphs=true
   synthetic_case bf16_vit_b16_b128_fused_graphs model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
     optim.name=adamw optim.lr=1e-3 train.grad_clip=1.0 optim.implementation=fused train.cuda_graphs=true
+}
+
+section_reference() {
   echo "== cuDNN autotuning (train.cudnn_benchmark, off above), and PyTorch's own loop with the same settings (scripts/gpu_reference.py)"
   for precision in bf16 fp16; do
     synthetic_case "${precision}_resnet50_b256_cudnn_benchmark" model.arch=resnet50 precision=$precision train.global_batch=256 \
@@ -262,23 +273,71 @@ run() {
       done
     fi
   done
+  [ "$DEVICE" = cuda ] && { "$PYTHON" scripts/gpu_reference.py --model vit_b16 --precision bf16 || FAILURES=$((FAILURES + 1)); }
+  return 0
+}
+
+# Not in the default list (compiling takes minutes): PyTorch's loop under torch.compile, the bar
+# issue 18 sets for ViT-B/16. Each compile is cut off after 300 s.
+section_compile() {
+  echo "== torch.compile: PyTorch's loop compiled (scripts/gpu_reference.py --compile), beside the eager rows"
+  for model in resnet50 vit_b16; do
+    timeout 300 "$PYTHON" scripts/gpu_reference.py --model $model --precision bf16 --compile ||
+      echo "  pytorch_bf16_${model}_compiled: failed or not done within 300 s"
+  done
+}
+
+section_sharded() {
   echo "== sharded strategies on one GPU (world size 1: NCCL all-gathers and reduce-scatters, gathering, freeing and hooks on CUDA memory)"
   for strategy in zero2 fsdp; do
     synthetic_case "bf16_vit_b16_b128_${strategy}" model.arch=vit_base_patch16 precision=bf16 train.global_batch=128 \
       optim.name=adamw optim.lr=1e-3 strategy=$strategy distributed.nproc_per_node=1
   done
+}
+
+section_micro_batch() {
+  echo "== train.micro_batch: auto"
   # 1024 fits an H200 in one micro-batch; 8192 makes the search meet out-of-memory (4096) and back off.
   synthetic_case bf16_resnet50_micro_batch_auto model.arch=resnet50 precision=bf16 train.global_batch=8192 train.micro_batch=auto \
     optim.lr=0.1 train.max_steps=4 train.log_every=2
   grep -h -e "micro-batch do not fit" -e "auto chose" "$RUNS/bf16_resnet50_micro_batch_auto.log" | sed 's/^/    /' || true
+}
+
+section_profile() {
   echo "== profiler: the step breakdown (CUDA events) against a Kineto trace of the same steps, NVTX, preflight"
   profile_case
+}
+
+run() {
+  DEVICE=${DEVICE:-cuda}
+  PYTHON=${PYTHON:-python3}
+  local sections=("$@")
+  [ ${#sections[@]} -gt 0 ] || read -r -a sections <<< "$SECTIONS"
+  for section in "${sections[@]}"; do
+    declare -F "section_$section" > /dev/null || { echo "no section '$section'; the sections: $SECTIONS compile"; exit 2; }
+  done
+  [ -x "$BUNDLE/bin/cvtrain" ] || { echo "no $BUNDLE/bin/cvtrain: run 'scripts/gpu_check.sh bundle' first and carry $BUNDLE"; exit 1; }
+  local torch_lib
+  torch_lib=$("$PYTHON" -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))")
+  export LD_LIBRARY_PATH="$torch_lib:$PWD/$BUNDLE/lib:${LD_LIBRARY_PATH:-}"
+  CVTRAIN="$BUNDLE/bin/cvtrain"
+  DATA="$BUNDLE/data/t10k-images-idx3-ubyte.gz"
+  RUNS=$(mktemp -d)
+  FAILURES=0
+  echo "== machine"
+  command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  "$PYTHON" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())"
+  for section in "${sections[@]}"; do
+    local started=$SECONDS
+    "section_$section"
+    echo "   ($section: $((SECONDS - started)) s)"
+  done
   echo "== $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }
 
 case "${1:-run}" in
   bundle) bundle ;;
-  run) run ;;
-  *) echo "usage: $0 bundle|run"; exit 2 ;;
+  run) shift $(( $# > 0 ? 1 : 0 )); run "$@" ;;
+  *) echo "usage: $0 bundle | run [SECTION...]   (sections: $SECTIONS compile)"; exit 2 ;;
 esac
