@@ -1,6 +1,7 @@
 // DDP on CPU with Gloo: 2 ranks with half the micro-batch, and accumulation, give the same
 // weights as one rank with the whole batch; torchrun-style and two-node launches agree; a
-// crashing rank stops the job quickly, named, with no process left.
+// crashing rank stops the job quickly, named, with no process left; the step a CUDA graph would
+// capture trains 2 ranks as the eager step does.
 #include "torch_catch.h"
 
 #include <ATen/ATen.h>
@@ -146,4 +147,32 @@ TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e
   INFO("sync_bn " << synced << ", per-rank statistics " << local);
   CHECK(synced < 1e-3);
   CHECK(local > 100 * synced);  // per-rank statistics really differ, so the check above means something
+}
+
+// train.cuda_graphs' step body (staged inputs, learning rate and host decisions; the update decided
+// on the device) run without a capture on 2 Gloo ranks: the same weights as the eager fused step,
+// with accumulation, an overflow skipped on both ranks, and a stop requested mid-run that
+// checkpoints and resumes to the uninterrupted result.
+TEST_CASE("the step a CUDA graph captures trains 2 ranks as the eager step does, through a skip and a resume", "[e2e][ranks]") {
+  TempDir dir;
+  const std::string common = kCommon + " optim.implementation=fused strategy=ddp distributed.nproc_per_node=2 train.micro_batch=16"
+                                       " train.max_steps=8 precision=fp16";
+  const std::string graphed = " train.cuda_graphs=true";
+  const Run run = shell(
+      "set -e\nexport CVTRAIN_INF_GRAD_STEPS=3-3\n"
+      "$CVTRAIN --recipe $RECIPE" + common + " distributed.master_port=" + port() + " output=" + dir.file("eager") + "\n"
+      "export CVTRAIN_GRAPH_BODY_ON_CPU=1\n"
+      "$CVTRAIN --recipe $RECIPE" + common + graphed + " distributed.master_port=" + port() + " output=" + dir.file("graphed") + "\n"
+      "CVTRAIN_STOP_AT_STEP=5 $CVTRAIN --recipe $RECIPE" + common + graphed + " distributed.master_port=" + port() +
+      " output=" + dir.file("resumed") + " || [ $? -eq 75 ]\n"
+      "$CVTRAIN --recipe $RECIPE" + common + graphed + " distributed.master_port=" + port() + " output=" + dir.file("resumed") + "\n",
+      dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, !Catch::Contains("running eager"));
+  CHECK_THAT(run.output, Catch::Contains("step 3: fp16 gradients overflowed at loss scale 65536"));
+  CHECK_THAT(read_text(dir.file("graphed/metrics.jsonl")), Catch::Contains("\"skipped_steps\": 1"));
+  CHECK(max_mlp_difference(dir.file("eager/model.pt"), dir.file("graphed/model.pt")) < 1e-6);
+  CHECK(max_mlp_difference(dir.file("graphed/model.pt"), dir.file("resumed/model.pt")) == 0);
+  CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("graphed/model.pt"))) > 1e-3);
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -66,6 +67,11 @@ void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at
 }
 
 bool non_finite_injection_configured() { return std::getenv("CVTRAIN_NAN_STEPS") || std::getenv("CVTRAIN_INF_GRAD_STEPS"); }
+
+bool graph_body_on_cpu_requested() {
+  const char* value = std::getenv("CVTRAIN_GRAPH_BODY_ON_CPU");
+  return value && std::string(value) == "1";
+}
 
 NonFiniteFactors non_finite_factors(int64_t step) {
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN(), kInf = std::numeric_limits<double>::infinity();

@@ -32,4 +32,9 @@ struct NonFiniteFactors {
 bool non_finite_injection_configured();
 NonFiniteFactors non_finite_factors(int64_t step);
 
+// CVTRAIN_GRAPH_BODY_ON_CPU=1: train.cuda_graphs on a CPU runs the step a graph would capture,
+// without a capture (train/step_graph.h), so that multi-rank tests can check its staging and
+// collectives where no GPU is.
+bool graph_body_on_cpu_requested();
+
 }  // namespace cvtrain

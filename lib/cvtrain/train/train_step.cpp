@@ -42,8 +42,9 @@ StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torc
   s.breakdown = recipe.observe.breakdown;
   s.loss = LossSettings{recipe.train.loss, recipe.augment.label_smoothing, recipe.train.bce_target_threshold};
   if (recipe.train.cuda_graphs) {
-    const std::optional<std::string> refusal = graph_refusal(
-        GraphConditions{device.is_cuda(), dynamic_cast<DeviceGradScaling*>(&optimizer) != nullptr, recipe.strategy});
+    const bool cuda = device.is_cuda() || graph_body_on_cpu_requested();
+    const std::optional<std::string> refusal =
+        graph_refusal(GraphConditions{cuda, dynamic_cast<DeviceGradScaling*>(&optimizer) != nullptr, recipe.strategy});
     s.cuda_graphs = !refusal;
     if (log_choices && refusal) log::warn("train.cuda_graphs: running eager: {}", *refusal);
     if (log_choices && !refusal)
