@@ -79,7 +79,16 @@ if(TARGET torch_cuda AND CUDAToolkit_FOUND)
 else()
   set(CVTRAIN_WITH_CUDA OFF)
 endif()
-message(STATUS "cvtrain: CUDA streams ${CVTRAIN_WITH_CUDA}, NCCL process groups ${CVTRAIN_WITH_NCCL} (${NCCL_INCLUDE_DIR})")
+# nvJPEG's header from PyPI's nvidia-nvjpeg wheel (setup.sh installs it beside torch's CUDA wheels);
+# the library itself is loaded at run time (data/gpu_jpeg_decoder.cpp).
+find_path(NVJPEG_INCLUDE_DIR nvjpeg.h HINTS "${CVTRAIN_TORCH_ROOT}/../nvidia/cu13/include" NO_DEFAULT_PATH)
+if(CVTRAIN_WITH_CUDA AND NVJPEG_INCLUDE_DIR)
+  set(CVTRAIN_WITH_NVJPEG ON)
+else()
+  set(CVTRAIN_WITH_NVJPEG OFF)
+endif()
+message(STATUS "cvtrain: CUDA streams ${CVTRAIN_WITH_CUDA}, NCCL process groups ${CVTRAIN_WITH_NCCL} (${NCCL_INCLUDE_DIR}), "
+               "nvJPEG ${CVTRAIN_WITH_NVJPEG} (${NVJPEG_INCLUDE_DIR})")
 
 if(CVTRAIN_BUILD_TESTS)
   find_package(Catch2 REQUIRED)

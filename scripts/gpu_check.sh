@@ -23,6 +23,8 @@ bundle() {
   ninja -C build-gpu -j "${CVTRAIN_JOBS:-2}" cvtrain | { grep -v "^\[" || true; }  # a failed build fails the bundle (pipefail)
   rm -rf "$BUNDLE" && mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/data"
   cp build-gpu/apps/cvtrain "$BUNDLE/bin/"
+  # nvJPEG (6 MB, from the nvidia-nvjpeg wheel setup.sh installs): cvtrain loads it at run time.
+  cp "$torch_lib/../../nvidia/cu13/lib/libnvjpeg.so.13" "$BUNDLE/lib/"
   # Every library the binary needs except torch's own (the device has them) and the C runtime.
   ldd build-gpu/apps/cvtrain | awk '/=> \//{print $3}' | grep -v -e "^$torch_lib" -e '/nvidia/' \
     -e '/lib\(c\|m\|dl\|rt\|pthread\|util\)\.so' -e 'ld-linux' | xargs -r cp -L -t "$BUNDLE/lib/"
@@ -222,6 +224,12 @@ section_pipeline() {
   done
   "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches 64 --device "$DEVICE" --eval 2>&1 | sed 's/^/  /' ||
     FAILURES=$((FAILURES + 1))
+  if [ "$DEVICE" = cuda ]; then  # nvJPEG's batched decode, crop and flip rendered on the GPU; the goal: 2x 16 workers, < 4 cores busy
+    for workers in 2 4; do
+      "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches 64 --device cuda --decoder nvjpeg 2>&1 |
+        sed 's/^/  /' || FAILURES=$((FAILURES + 1))
+    done
+  fi
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
     data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] model.arch=resnet18 model.image_size=224 precision=bf16 \
     train.global_batch=24 train.epochs=3 augment.random_resized_crop=[0.08,1.0] augment.mixup=0.2 augment.cutmix=1.0

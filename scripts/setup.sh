@@ -16,7 +16,8 @@ APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev
   libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libgloo-dev dataset-fashion-mnist
   chromium procps)  # chromium: the report's test opens it in a real (headless) browser; procps: tests count leftover ranks with pgrep
 PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" safetensors numpy pyyaml
-  pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0)
+  pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0
+  "nvidia-nvjpeg==13.0.*")  # nvjpeg.h for the GPU JPEG decoder, and the libnvjpeg.so.13 gpu_check.sh carries
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -49,6 +50,7 @@ assert version("timm") == "$TIMM_VERSION"
 version("safetensors")
 version("pillow"), version("scikit-image")
 assert version("tensorboard") == "2.21.0"
+assert version("nvidia-nvjpeg").startswith("13.0.")
 PY
   echo "setup: installing ${PIP_PACKAGES[*]} into $CVTRAIN_HOME/venv (a few GB, once per machine)"
   mkdir -p "$CVTRAIN_HOME"

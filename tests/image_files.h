@@ -16,12 +16,12 @@ namespace cvtrain::testing {
 
 // Any pixels as a JPEG: `format` is a TurboJPEG pixel format (TJPF_RGB, TJPF_GRAY, TJPF_CMYK).
 inline std::vector<uint8_t> encode_jpeg_pixels(const std::vector<uint8_t>& pixels, int w, int h, int format, int quality = 95,
-                                               int subsampling = TJSAMP_420) {
+                                               int subsampling = TJSAMP_420, int flags = 0) {
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
   if (format == TJPF_GRAY) subsampling = TJSAMP_GRAY;
-  const int rc = tjCompress2(handle, pixels.data(), w, 0, h, format, &jpeg, &size, subsampling, quality, 0);
+  const int rc = tjCompress2(handle, pixels.data(), w, 0, h, format, &jpeg, &size, subsampling, quality, flags);
   std::vector<uint8_t> bytes;
   if (rc == 0) bytes.assign(jpeg, jpeg + size);
   tjFree(jpeg);

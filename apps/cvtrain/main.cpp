@@ -265,15 +265,18 @@ int run_data_bench(DataArgs args) {
   const double per_worker = r.images_per_s / static_cast<double>(std::max<int64_t>(1, args.bench.workers));
   if (args.json) {
     std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"cores_busy\": %.2f, "
-                "\"bad_samples\": %lld}\n",
+                "\"bad_samples\": %lld, \"decoder\": \"%s\", \"gpu_decoded\": %lld}\n",
                 r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers), r.cores_busy,
-                static_cast<long long>(r.bad_samples));
+                static_cast<long long>(r.bad_samples), args.bench.decoder.c_str(), static_cast<long long>(r.gpu_decoded));
   } else {
     std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker, %.1f host cores busy), to %s, "
                 "%lld unusable\n",
                 args.source.c_str(), static_cast<long long>(r.images), bench_view(args.bench).c_str(), r.seconds, r.images_per_s,
                 static_cast<long long>(args.bench.workers), per_worker, r.cores_busy, args.device.c_str(),
                 static_cast<long long>(r.bad_samples));
+    if (args.bench.decoder == "nvjpeg")
+      std::printf("  decoded by nvJPEG (%s backend): %lld of %lld images; the rest by the workers\n", r.gpu_backend.c_str(),
+                  static_cast<long long>(r.gpu_decoded), static_cast<long long>(r.images));
   }
   return 0;
 }
@@ -404,6 +407,10 @@ int run_cli(int argc, char** argv) {
                         "augment.random_erasing.prob (pixel mode), planned in the workers and filled after normalising; also\n"
                         "times the normalisation on the CPU, as timm's loader returns normalised, erased tensors")
       ->check(CLI::Range(0.0, 1.0));
+  bench_cmd->add_option("--decoder", data_args.bench.decoder,
+                        "cpu | nvjpeg (nvjpeg, with --device cuda: the workers only read files and nvJPEG decodes them in\n"
+                        "batches on the GPU, crop and flip rendered there; files it does not take are decoded by the workers)")
+      ->check(CLI::IsMember({"cpu", "nvjpeg"}))->capture_default_str();
   bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
   add_format(bench_cmd);
   EvalArgs eval_args;

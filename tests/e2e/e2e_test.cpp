@@ -238,6 +238,10 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   const RunResult eval_bench = run_cvtrain("data bench " + dir.file("shards") + " --workers 2 --batch 8 --image-size 32 --batches 5 --eval", dir);
   REQUIRE(eval_bench.exit_code == 0);
   CHECK_THAT(eval_bench.output, Catch::Contains("40 images (evaluation view)"));
+  // The GPU decoder says where it cannot run, before any work.
+  const RunResult nvjpeg = run_cvtrain("data bench " + dir.file("shards") + " --batch 8 --image-size 32 --decoder nvjpeg", dir);
+  CHECK(nvjpeg.exit_code == 1);
+  CHECK_THAT(nvjpeg.output, Catch::Contains("--decoder nvjpeg: nvJPEG decodes on a CUDA device; this one is cpu"));
   const RunResult train = run_cvtrain("--recipe " + folder_recipe(dir, "shards", "shards") + " output=" + dir.file("run"), dir);
   INFO(train.output);
   REQUIRE(train.exit_code == 0);

@@ -27,6 +27,10 @@ struct PipelineBenchOptions {
   bool evaluation = false;          // the evaluation view (Resize + CenterCrop) instead of the augmentation
   uint64_t seed = 0;
   c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there (CPU: with random_erasing)
+  // cpu: the loader's workers decode and crop; nvjpeg: the workers only read the files, nvJPEG
+  // decodes them in batches on the device and the crop is rendered there (data/device_render.h);
+  // files nvJPEG does not take are decoded and cropped by the workers as before.
+  std::string decoder = "cpu";
 };
 
 struct PipelineBenchResult {
@@ -35,6 +39,8 @@ struct PipelineBenchResult {
   double images_per_s = 0;
   double cores_busy = 0;  // this process's CPU seconds over the timed window's seconds: host cores the pipeline kept busy
   int64_t bad_samples = 0;
+  int64_t gpu_decoded = 0;   // decoder nvjpeg: images nvJPEG decoded (the rest went to the CPU)
+  std::string gpu_backend;   // decoder nvjpeg: "hardware" or "cuda"
 };
 
 PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& options);

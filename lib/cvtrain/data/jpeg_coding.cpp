@@ -1,0 +1,43 @@
+// jpeg_coding: walks the marker segments from SOI to the first SOF (ITU T.81, B.1.1.3 and B.2.2).
+#include "cvtrain/data/jpeg_coding.h"
+
+namespace cvtrain {
+
+std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
+  const size_t size = bytes.size();
+  if (size < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) return std::nullopt;
+  size_t at = 2;
+  while (at + 4 <= size) {
+    if (bytes[at] != 0xFF) return std::nullopt;  // segments follow each other until the first scan
+    const uint8_t marker = bytes[at + 1];
+    if (marker == 0xFF) {  // fill bytes before a marker
+      ++at;
+      continue;
+    }
+    const size_t length = static_cast<size_t>(bytes[at + 2]) << 8 | bytes[at + 3];
+    // SOF0-15 except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      if (at + 10 > size || length < 8) return std::nullopt;
+      JpegCoding coding;
+      const int kind = marker - 0xC0;
+      coding.progressive = kind == 2 || kind == 6 || kind == 10 || kind == 14;
+      coding.lossless = kind == 3 || kind == 7 || kind == 11 || kind == 15;
+      coding.arithmetic = kind >= 9;
+      coding.precision = bytes[at + 4];
+      coding.height = bytes[at + 5] << 8 | bytes[at + 6];
+      coding.width = bytes[at + 7] << 8 | bytes[at + 8];
+      coding.components = bytes[at + 9];
+      return coding;
+    }
+    if (marker == 0xDA || marker == 0xD9) return std::nullopt;  // a scan or the end before any frame header
+    at += 2 + length;
+  }
+  return std::nullopt;
+}
+
+bool gpu_decodable(const JpegCoding& c) {
+  return !c.progressive && !c.arithmetic && !c.lossless && c.precision == 8 && (c.components == 1 || c.components == 3) && c.width > 0 &&
+         c.height > 0;
+}
+
+}  // namespace cvtrain

@@ -1,0 +1,27 @@
+// How a JPEG's frame is coded, read from its SOF marker without decoding: what decides whether a
+// GPU decoder (nvJPEG) can take the file or the CPU decoder must.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace cvtrain {
+
+struct JpegCoding {
+  bool progressive = false;  // SOF2/6/10/14: several scans
+  bool arithmetic = false;   // SOF9-15: arithmetic entropy coding
+  bool lossless = false;     // SOF3/7/11/15
+  int precision = 8;         // bits per sample
+  int components = 0;        // 1 gray, 3 YCbCr, 4 CMYK/YCCK
+  int width = 0, height = 0;
+};
+
+// The frame header's facts; nullopt when `bytes` is not a JPEG or ends before its frame header.
+std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes);
+
+// A baseline or extended sequential Huffman JPEG of 8-bit gray or YCbCr: what nvJPEG's batched
+// decode takes on every backend. Progressive, arithmetic, lossless, 12-bit and CMYK files are not.
+bool gpu_decodable(const JpegCoding& coding);
+
+}  // namespace cvtrain
