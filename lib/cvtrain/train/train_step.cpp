@@ -76,21 +76,15 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   StepOutput out;
   Strategy& strategy = parts_.strategy;
   const int64_t accumulation = settings_.accumulation;
-  timer_.begin_step();
-  if (nvtx_) nvtx_push("cvtrain::step");
-  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
+  start_step(batches, input);
   parts_.optimizer.zero_grad(/*set_to_none=*/true);
   at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
   for (int64_t micro = 0; micro < accumulation; ++micro) {
-    if (micro == 0) begin_phase(Phase::kData, input);  // later micro-batches enter it after the previous one's comm
-    Stopwatch wait;
-    std::optional<DeviceBatch> batch = batches.next();
-    out.data_wait_s += wait.seconds();
-    if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
+    const DeviceBatch batch = fetch_batch(batches, out);
     enter(Phase::kCopy, Phase::kComm, input);
     strategy.before_forward();  // fsdp: the all-gather of parameters
     enter(Phase::kComm, Phase::kForward, input);
-    const auto [images, targets] = mixed_inputs(*batch, input.epoch);
+    const auto [images, targets] = mixed_inputs(batch, input.epoch);
     const at::Tensor loss = loss_of(images, targets);
     enter(Phase::kForward, Phase::kBackward, input);
     const bool last = micro == accumulation - 1;
@@ -118,11 +112,7 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   } else {
     update_decided_on_host(flags, input, out);
   }
-  timer_.mark(Phase::kOptimizer);
-  timer_.end_step();
-  phase_range_.reset();
-  end_nvtx_ranges();
-  batches.on_arrival(nullptr);  // the hook refers to this step's input
+  finish_step(batches);
   return out;
 }
 
@@ -131,28 +121,39 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
 // sees data, copy, and the replay as forward: a graph's inside is not timed.
 StepOutput TrainStep::run_graphed(BatchSource& batches, const StepInput& input) {
   StepOutput out;
-  timer_.begin_step();
-  if (nvtx_) nvtx_push("cvtrain::step");
-  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
-  begin_phase(Phase::kData, input);
+  start_step(batches, input);
   for (int64_t micro = 0; micro < settings_.accumulation; ++micro) {
-    Stopwatch wait;
-    std::optional<DeviceBatch> batch = batches.next();
-    out.data_wait_s += wait.seconds();
-    if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
-    const auto [images, targets] = mixed_inputs(*batch, input.epoch);
+    const DeviceBatch batch = fetch_batch(batches, out);
+    const auto [images, targets] = mixed_inputs(batch, input.epoch);
     if (!graph_->stage_batch(micro, images, targets))
       throw Error(fmt::format("step {}: a batch of shape {} does not fit the captured step's inputs ({}); training batches are all full",
                               input.step, fmt::join(images.sizes(), "x"), fmt::join(graph_->images(micro).sizes(), "x")));
   }
+  stage_host_decisions(input);
+  enter(Phase::kCopy, Phase::kForward, input);
+  replay(input);
+  enter(Phase::kForward, Phase::kOptimizer, input);
+  out.loss = graph_->outputs().loss.clone();  // the next replay overwrites the static one
+  out.comm_wait_s = parts_.strategy.take_comm_wait_seconds();
+  settle(graph_->outputs().readout, input, out);
+  finish_step(batches);
+  return out;
+}
+
+// What a replay reads from the host, written into the graph's tensors beforehand: the learning
+// rate, a stop signal, rank 0's checkpoint clock, and the test aids' non-finite factors.
+void TrainStep::stage_host_decisions(const StepInput& input) {
   set_learning_rate(parts_.optimizer, input.lr);  // staged into the tensor the captured kernel reads
   inject_stop_request(input.step);
   graph_->stage_flags(stop_requested() != 0, rank_ == 0 && parts_.save_due_by_clock());
-  if (inject_factors_) {
-    const NonFiniteFactors factors = non_finite_factors(input.step);
-    graph_->stage_factors(factors.loss, factors.gradients);
-  }
-  enter(Phase::kCopy, Phase::kForward, input);
+  if (!inject_factors_) return;
+  const NonFiniteFactors factors = non_finite_factors(input.step);
+  graph_->stage_factors(factors.loss, factors.gradients);
+}
+
+// Runs the graphed body (eager warm-up, capture, or replay), saying once when it was captured or
+// why it could not be.
+void TrainStep::replay(const StepInput& input) {
   marks_off_ = true;  // inside the graph nothing is timed; a capture must not record the host's marks
   const bool captured_before = graph_->captured();
   try {
@@ -165,16 +166,31 @@ StepOutput TrainStep::run_graphed(BatchSource& batches, const StepInput& input) 
   if (const std::optional<std::string> failure = graph_->take_capture_failure())
     log::warn("train.cuda_graphs: rank {} runs eager from step {} on: {}", rank_, input.step, *failure);
   if (!captured_before && graph_->captured() && rank_ == 0) log::info("train.cuda_graphs: step {} captured; the steps after replay it", input.step);
-  enter(Phase::kForward, Phase::kOptimizer, input);
-  out.loss = graph_->outputs().loss.clone();  // the next replay overwrites the static one
-  out.comm_wait_s = parts_.strategy.take_comm_wait_seconds();
-  settle(graph_->outputs().readout, input, out);
+}
+
+// The step's clocks and ranges open; the data phase begins, ended by each batch's arrival.
+void TrainStep::start_step(BatchSource& batches, const StepInput& input) {
+  timer_.begin_step();
+  if (nvtx_) nvtx_push("cvtrain::step");
+  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
+  begin_phase(Phase::kData, input);
+}
+
+void TrainStep::finish_step(BatchSource& batches) {
   timer_.mark(Phase::kOptimizer);
   timer_.end_step();
   phase_range_.reset();
   end_nvtx_ranges();
-  batches.on_arrival(nullptr);
-  return out;
+  batches.on_arrival(nullptr);  // the hook refers to this step's input
+}
+
+// The next micro-batch, its wait counted as data wait.
+DeviceBatch TrainStep::fetch_batch(BatchSource& batches, StepOutput& out) {
+  Stopwatch wait;
+  std::optional<DeviceBatch> batch = batches.next();
+  out.data_wait_s += wait.seconds();
+  if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
+  return std::move(*batch);
 }
 
 // What a graph holds: the micro-batches from the static inputs through the update, reading the

@@ -101,6 +101,11 @@ class TrainStep {
   void begin_phase(Phase next, const StepInput& input);
   void end_nvtx_ranges();
   StepOutput run_graphed(BatchSource& batches, const StepInput& input);
+  void stage_host_decisions(const StepInput& input);
+  void replay(const StepInput& input);
+  void start_step(BatchSource& batches, const StepInput& input);
+  void finish_step(BatchSource& batches);
+  static DeviceBatch fetch_batch(BatchSource& batches, StepOutput& out);
   StepGraph::Outputs graphed_body(const StepInput& input);
   std::pair<at::Tensor, at::Tensor> mixed_inputs(const DeviceBatch& batch, int64_t epoch) const;
   at::Tensor loss_of(const at::Tensor& images, const at::Tensor& targets);
