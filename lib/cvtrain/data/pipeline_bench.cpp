@@ -91,9 +91,15 @@ PipelineBenchResult bench_gpu_decoder(const Dataset& dataset, const PipelineBenc
   if (!device_renderable(base) || o.random_erasing > 0)
     throw Error("--decoder nvjpeg renders crop and flip on the device; --auto-augment and --random-erasing run with the CPU decoder");
   const int64_t per_epoch = static_cast<int64_t>(dataset.size()) / o.batch_size;
+  // The epoch's order is drawn once per epoch, not per batch (a permutation of the whole dataset).
+  int64_t order_epoch = -1;
+  std::vector<int64_t> order;
   const auto indices_of = [&](int64_t batch) {
     const int64_t epoch = batch / per_epoch, first = (batch % per_epoch) * o.batch_size;
-    const std::vector<int64_t> order = epoch_order(o.seed, epoch, dataset.size());
+    if (epoch != order_epoch) {
+      order = epoch_order(o.seed, epoch, dataset.size());
+      order_epoch = epoch;
+    }
     return std::vector<size_t>(order.begin() + first, order.begin() + first + o.batch_size);
   };
   const auto transform_of = [&](int64_t batch) {

@@ -29,6 +29,17 @@
 #include "cvtrain/train/step_graph.h"
 
 namespace cvtrain {
+namespace {
+
+// The gradients the tensors have (a parameter that took no part in the step has none).
+std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& t : tensors)
+    if (t.grad().defined()) grads.push_back(t.grad());
+  return grads;
+}
+
+}  // namespace
 
 StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torch::optim::Optimizer& optimizer, bool log_choices) {
   StepSettings s;
@@ -212,10 +223,7 @@ StepGraph::Outputs TrainStep::graphed_body(const StepInput& input) {
   const std::vector<at::Tensor> updated = optimizer_tensors();
   if (inject_factors_) {
     step_loss = step_loss * graph_->factors()[0].to(at::kDouble);
-    std::vector<at::Tensor> grads;
-    for (const at::Tensor& t : updated)
-      if (t.grad().defined()) grads.push_back(t.grad());
-    at::_foreach_mul_(grads, graph_->factors()[1]);
+    at::_foreach_mul_(gradients_of(updated), graph_->factors()[1]);
   }
   const at::Tensor overflow = parts_.scaler.unscale(updated);
   const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
@@ -288,9 +296,7 @@ std::vector<at::Tensor> TrainStep::optimizer_tensors() const {
 // and with shards as FSDP's clip_grad_norm_ does (squares of the local norm summed over ranks).
 at::Tensor TrainStep::clip_gradients(const std::vector<at::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> grads;
-  for (const auto& t : tensors)
-    if (t.grad().defined()) grads.push_back(t.grad());
+  const std::vector<at::Tensor> grads = gradients_of(tensors);
   at::Tensor total = grads.empty() ? at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kFloat))
                                    : at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2)).to(at::kFloat), 2);
   if (parts_.strategy.gradients_sharded() && world_size_ > 1) {
