@@ -408,8 +408,9 @@ int run_cli(int argc, char** argv) {
                         "times the normalisation on the CPU, as timm's loader returns normalised, erased tensors")
       ->check(CLI::Range(0.0, 1.0));
   bench_cmd->add_option("--decoder", data_args.bench.decoder,
-                        "cpu | nvjpeg (nvjpeg, with --device cuda: the workers only read files and nvJPEG decodes them in\n"
-                        "batches on the GPU, crop and flip rendered there; files it does not take are decoded by the workers)")
+                        "cpu | nvjpeg (nvjpeg, with --device cuda: as data.decoder nvjpeg trains, the workers only read and plan\n"
+                        "files and nvJPEG decodes them in batches on the GPU, crop and flip rendered there; files it does not\n"
+                        "take are decoded by the workers)")
       ->check(CLI::IsMember({"cpu", "nvjpeg"}))->capture_default_str();
   bench_cmd->add_flag("--json", data_args.json, "Print one JSON object");
   add_format(bench_cmd);

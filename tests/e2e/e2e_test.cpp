@@ -159,6 +159,23 @@ std::string folder_recipe(const TempDir& dir, const std::string& root, const std
 
 }  // namespace
 
+// A recipe written for a GPU machine's nvJPEG still trains on a CPU with auto, saying so; nvjpeg
+// itself is refused there before anything is written.
+TEST_CASE("data.decoder auto trains on the CPU's decoder where there is no GPU; nvjpeg there is a recipe error", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 8);
+  const std::string recipe = folder_recipe(dir, "images");
+  const RunResult automatic = run_cvtrain("--recipe " + recipe + " data.decoder=auto output=" + dir.file("run"), dir);
+  INFO(automatic.output);
+  REQUIRE(automatic.exit_code == 0);
+  CHECK_THAT(automatic.output, Catch::Contains("data.decoder auto: cpu (nvJPEG decodes on a CUDA device; this run is on cpu)"));
+  CHECK_THAT(read_text(dir.file("run/recipe.yaml")), Catch::Contains("decoder: auto"));
+  const RunResult refused = run_cvtrain("--recipe " + recipe + " data.decoder=nvjpeg device=cpu output=" + dir.file("refused"), dir);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("data.decoder: nvjpeg decodes on a GPU, and this run has none"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("refused")));
+}
+
 TEST_CASE("unusable images are skipped with one warning each and counted, up to the limit", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 24);

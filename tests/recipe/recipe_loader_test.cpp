@@ -373,3 +373,26 @@ TEST_CASE("train.cuda_graphs picks the fused optimizer and refuses one that deci
   REQUIRE(lamb.size() == 1);
   CHECK_THAT(lamb[0], Catch::Contains("train.cuda_graphs") && Catch::Contains("lamb"));
 }
+
+TEST_CASE("data.decoder nvjpeg is refused where it cannot serve, naming the key that stands in its way", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  CHECK(load_recipe(path, no_path_checks()).data.decoder == DecoderKind::kCpu);
+  LoadOptions gpu = no_path_checks({"data.format=imagefolder", "data.decoder=nvjpeg"});
+  gpu.visible_gpus = 1;
+  CHECK(load_recipe(path, gpu).data.decoder == DecoderKind::kNvjpeg);
+  const std::vector<std::string> idx = problems_of(path, no_path_checks({"data.decoder=nvjpeg", "device=cuda"}));
+  REQUIRE(idx.size() == 1);
+  CHECK_THAT(idx[0], Catch::Contains("data.decoder") && Catch::Contains("data.format idx holds none"));
+  const std::vector<std::string> no_gpu = problems_of(path, no_path_checks({"data.format=imagefolder", "data.decoder=nvjpeg"}));
+  REQUIRE(no_gpu.size() == 1);
+  CHECK_THAT(no_gpu[0], Catch::Contains("data.decoder") && Catch::Contains("this run has none"));
+  gpu.overrides.push_back("augment.auto_augment=rand-m9-mstd0.5");
+  const std::vector<std::string> augment = problems_of(path, gpu);
+  REQUIRE(augment.size() == 1);
+  CHECK_THAT(augment[0], Catch::Contains("augment.auto_augment") && Catch::Contains("data.decoder cpu"));
+  const std::vector<std::string> typo = problems_of(path, no_path_checks({"data.decoder=nvjepg"}));
+  REQUIRE(typo.size() == 1);
+  CHECK_THAT(typo[0], Catch::Contains("did you mean 'nvjpeg'"));
+  CHECK(load_recipe(path, no_path_checks({"data.decoder=auto", "augment.color_jitter=0.4"})).data.decoder == DecoderKind::kAuto);
+}

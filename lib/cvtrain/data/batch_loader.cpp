@@ -58,14 +58,19 @@ Batch BatchLoader::make_batch(int64_t batch_index) {
   uint8_t* out = images.data_ptr<uint8_t>();
   int64_t* label_out = labels.data_ptr<int64_t>();
   const auto sample_bytes = static_cast<size_t>(images.stride(0));
+  Batch batch;
+  std::optional<EncodedSample> kept;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t entry = order_[static_cast<size_t>(first + i)];
     const auto index = static_cast<size_t>(dataset_index(entry));
-    const size_t used = prepare_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes, options_.timings,
-                                       static_cast<uint64_t>(entry));
+    const size_t used = prepare_or_keep_sample(dataset_, index, options_.transform, options_.bad_samples, out + i * sample_bytes,
+                                               options_.timings, static_cast<uint64_t>(entry), options_.keep_encoded, kept);
     label_out[i] = dataset_.label(used);
+    if (kept) {
+      kept->slot = i;
+      batch.encoded.push_back(std::move(*kept));
+    }
   }
-  Batch batch;
   batch.images = images;
   batch.labels = labels;
   batch.first_sample = order_.empty() ? 0 : order_[static_cast<size_t>(first)];

@@ -26,6 +26,7 @@ struct Batch {
   int64_t first_sample = 0;  // dataset index of the batch's first sample (keys batch-level randomness)
   at::Tensor erase_boxes;    // int32 [B, K, 4] of augment.random_erasing (erase_box_tensor); undefined: none
   uint64_t erase_key = 0;    // seeds the erasing's fill
+  std::vector<EncodedSample> encoded;  // samples left for the device decoder (their slots of `images` unset)
 };
 
 struct LoaderOptions {
@@ -37,6 +38,7 @@ struct LoaderOptions {
   SampleTransform transform;
   BadSamples* bad_samples = nullptr;  // null: an unusable sample is an error
   InputTimings* timings = nullptr;    // where the workers' read and decode times are added, if anywhere
+  KeepEncoded keep_encoded;           // JPEGs it accepts are left encoded in Batch::encoded (data.decoder nvjpeg)
 };
 
 class BatchLoader {

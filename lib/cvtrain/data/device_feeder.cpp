@@ -9,6 +9,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/batch_erasing.h"
 #include "cvtrain/data/batch_loader.h"
+#include "cvtrain/data/device_decode.h"
 
 #if CVTRAIN_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -23,14 +24,18 @@ struct DeviceFeeder::CopyStream {
   explicit CopyStream(c10::DeviceIndex device) : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)) {}
   c10::cuda::CUDAStream stream;
 
-  // Copies on the side stream; the compute stream waits for the copy on the device, never the host.
-  Batch to_device(const Batch& host, const c10::Device& device) {
+  // Copies (and decodes) on the side stream; the compute stream waits for it on the device, never the host.
+  Batch to_device(const Batch& host, const c10::Device& device, DeviceDecode* decode) {
     const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
     Batch out{};
     {
       c10::cuda::CUDAStreamGuard guard(stream);
-      out.images = host.images.to(device, /*non_blocking=*/true);
+      // A batch nvJPEG decodes whole has nothing on the host worth copying.
+      const bool all_encoded = static_cast<int64_t>(host.encoded.size()) == host.images.size(0);
+      out.images = all_encoded ? at::empty(host.images.sizes(), at::TensorOptions(device).dtype(at::kByte))
+                               : host.images.to(device, /*non_blocking=*/true);
       out.labels = host.labels.to(device, /*non_blocking=*/true);
+      if (decode) decode->render(host.encoded, out.images, out.labels);
     }
     at::cuda::CUDAEvent copied;
     copied.record(stream);
@@ -56,7 +61,8 @@ bool wants_pinned_memory(const c10::Device& device) {
 #endif
 }
 
-DeviceFeeder::DeviceFeeder(BatchLoader& loader, FeedOptions options) : loader_(loader), options_(std::move(options)) {
+DeviceFeeder::DeviceFeeder(BatchLoader& loader, FeedOptions options, DeviceDecode* decode)
+    : loader_(loader), options_(std::move(options)), decode_(decode) {
   if (options_.mean.size() != options_.std.size() || options_.mean.empty())
     throw Error(fmt::format("data.mean has {} values and data.std {}", options_.mean.size(), options_.std.size()));
   const auto c = static_cast<int64_t>(options_.mean.size());
@@ -78,12 +84,15 @@ std::optional<DeviceBatch> DeviceFeeder::next() {
   std::optional<Batch> host = loader_.next();
   if (!host) return std::nullopt;
   arrived();
+  if (!host->encoded.empty() && !decode_)
+    throw Error(fmt::format("the loader left {} samples encoded for a device decoder, and this feeder has none", host->encoded.size()));
   if (host->images.size(3) != mean_.size(1))
     throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", mean_.size(1),
                             host->images.size(3)));
 #if CVTRAIN_WITH_CUDA
-  if (copy_) *host = copy_->to_device(*host, options_.device);
+  if (copy_) *host = copy_->to_device(*host, options_.device, decode_);
 #endif
+  if (!copy_ && decode_) decode_->render(host->encoded, host->images, host->labels);
   // NHWC uint8 viewed as NCHW is channels_last already: one pass converts and lays out.
   const auto layout = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor images = host->images.permute({0, 3, 1, 2}).to(at::TensorOptions().dtype(at::kFloat), false, false, layout);

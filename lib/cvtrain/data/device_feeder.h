@@ -1,6 +1,6 @@
 // Model input on the device from loader batches: uint8 NHWC batches are copied on a dedicated
 // CUDA stream (ordered with an event, so the copy of the next batch overlaps this step's compute),
-// then converted on the device to float or bf16, normalised, and laid out channels_last for
+// the samples left encoded decoded there (data.decoder nvjpeg), then converted on the device to float or bf16, normalised, and laid out channels_last for
 // CNNs. On CPU the same path runs without the copy.
 #pragma once
 
@@ -15,6 +15,7 @@
 namespace cvtrain {
 
 class BatchLoader;
+class DeviceDecode;
 enum class EraseMode;
 
 struct FeedOptions {
@@ -52,7 +53,9 @@ class BatchSource {
 
 class DeviceFeeder : public BatchSource {
  public:
-  DeviceFeeder(BatchLoader& loader, FeedOptions options);
+  // With `decode`, the samples the loader left encoded are decoded on the device (on the copy
+  // stream, so that it overlaps the step running) before the batch is normalised.
+  DeviceFeeder(BatchLoader& loader, FeedOptions options, DeviceDecode* decode = nullptr);
   ~DeviceFeeder() override;
   // The next batch on the device, or nullopt after the last; rethrows the loader's errors.
   std::optional<DeviceBatch> next() override;
@@ -61,6 +64,7 @@ class DeviceFeeder : public BatchSource {
   struct CopyStream;  // CUDA stream and event; defined where CUDA headers are included
   BatchLoader& loader_;
   FeedOptions options_;
+  DeviceDecode* decode_;
   at::Tensor mean_, inv_std_;  // [1, C, 1, 1] on the device, scaled for 0..255 input
   std::unique_ptr<CopyStream> copy_;
 };

@@ -12,23 +12,25 @@
 #include <string>
 #include <vector>
 
+#include "cvtrain/data/jpeg_batch_decoder.h"
+
 namespace cvtrain {
 
-class GpuJpegDecoder {
+class GpuJpegDecoder : public JpegBatchDecoder {
  public:
   // Null, with the reason in `why_not`, where nvJPEG cannot run: not a CUDA device, a build without
   // nvjpeg.h, no libnvjpeg.so.13 on the library path (CVTRAIN_NVJPEG_LIBRARY names another file).
   static std::unique_ptr<GpuJpegDecoder> open(const c10::Device& device, std::string& why_not);
-  ~GpuJpegDecoder();
+  ~GpuJpegDecoder() override;
   GpuJpegDecoder(const GpuJpegDecoder&) = delete;
   GpuJpegDecoder& operator=(const GpuJpegDecoder&) = delete;
 
   // Whether this decoder takes the file: a JPEG that gpu_decodable() allows and whose chroma the
   // backend handles (the hardware engine has no 4:1:0 or 4:1:1).
-  bool takes(const std::vector<uint8_t>& bytes) const;
+  bool takes(const std::vector<uint8_t>& bytes) const override;
   // Decodes files it takes, all in one batched call on the current stream, each to a uint8 HWC RGB
   // tensor on the device at full size. Throws Error when nvJPEG rejects the batch.
-  std::vector<at::Tensor> decode(const std::vector<const std::vector<uint8_t>*>& files);
+  std::vector<at::Tensor> decode(const std::vector<const std::vector<uint8_t>*>& files) override;
   // "hardware" or "cuda".
   const std::string& backend() const { return backend_; }
 

@@ -27,9 +27,9 @@ struct PipelineBenchOptions {
   bool evaluation = false;          // the evaluation view (Resize + CenterCrop) instead of the augmentation
   uint64_t seed = 0;
   c10::Device device = c10::Device(c10::kCPU);  // CUDA: batches are also copied and normalised there (CPU: with random_erasing)
-  // cpu: the loader's workers decode and crop; nvjpeg: the workers only read the files, nvJPEG
-  // decodes them in batches on the device and the crop is rendered there (data/device_render.h);
-  // files nvJPEG does not take are decoded and cropped by the workers as before.
+  // cpu: the loader's workers decode and crop; nvjpeg: as data.decoder nvjpeg trains, the workers
+  // only read and plan the files, nvJPEG decodes them in batches on the device and the crop is
+  // rendered there (data/device_decode.h); files nvJPEG does not take stay with the workers.
   std::string decoder = "cpu";
 };
 

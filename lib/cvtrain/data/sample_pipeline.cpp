@@ -18,8 +18,17 @@ int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
 }
 
-void decode_and_transform(const Dataset& dataset, size_t source, const SampleTransform& t, size_t key, uint8_t* out,
-                          InputTimings* timings) {
+void add_timings(InputTimings* timings, std::chrono::steady_clock::time_point started, int64_t read_ns) {
+  if (!timings) return;
+  timings->read_ns.fetch_add(read_ns, std::memory_order_relaxed);
+  timings->decode_ns.fetch_add(nanoseconds_since(started) - read_ns, std::memory_order_relaxed);
+  timings->samples.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Decodes and transforms sample `source` into `out`; or, where `keep` takes the JPEG, only plans it
+// into `kept`. Returns whether it was kept.
+bool decode_and_transform(const Dataset& dataset, size_t source, const SampleTransform& t, size_t key, uint8_t* out,
+                          InputTimings* timings, const KeepEncoded* keep, std::optional<EncodedSample>* kept) {
   const auto started = std::chrono::steady_clock::now();
   RawSample raw = dataset.read(source);
   const int64_t read_ns = nanoseconds_since(started);
@@ -33,6 +42,11 @@ void decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
     size = *jpeg;
     check_image_pixels(size, t.max_image_pixels, name);
     plan = plan_sample(size, t, key);
+    if (keep && dataset.channels() == 3 && (*keep)(raw.encoded)) {
+      *kept = EncodedSample{source, key, std::move(raw.encoded), plan, 0};
+      add_timings(timings, started, read_ns);
+      return true;
+    }
     const int side = static_cast<int>(t.image_size);
     const bool center_view = plan.resized_width > 0;
     const JpegScale scale = center_view ? jpeg_scale_halving(size, ImageSize{plan.resized_width, plan.resized_height})
@@ -49,11 +63,29 @@ void decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
   if (window.image.channels != dataset.channels())
     throw Error(fmt::format("{}: has {} channel(s), the dataset {}", name, window.image.channels, dataset.channels()));
   render_sample(window, size, plan, t, out);
-  if (timings) {
-    timings->read_ns.fetch_add(read_ns, std::memory_order_relaxed);
-    timings->decode_ns.fetch_add(nanoseconds_since(started) - read_ns, std::memory_order_relaxed);
-    timings->samples.fetch_add(1, std::memory_order_relaxed);
+  add_timings(timings, started, read_ns);
+  return false;
+}
+
+// The first usable sample from `index` on (see prepare_sample), decoded into `out` or kept.
+size_t prepare_usable_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out,
+                             InputTimings* timings, uint64_t draw, const KeepEncoded* keep, std::optional<EncodedSample>* kept) {
+  const size_t key = draw == kDrawByIndex ? index : static_cast<size_t>(draw);
+  if (!bad) {
+    decode_and_transform(dataset, index, t, key, out, timings, keep, kept);
+    return index;
   }
+  const size_t n = dataset.size();
+  for (size_t step = 0; step < n; ++step) {
+    const size_t source = (index + step) % n;
+    try {
+      decode_and_transform(dataset, source, t, key, out, timings, keep, kept);
+      return source;
+    } catch (const Error& e) {
+      bad->record(source, e.what());
+    }
+  }
+  throw Error(fmt::format("no sample of {} could be read", dataset.describe(index)));
 }
 
 }  // namespace
@@ -85,22 +117,13 @@ size_t BadSamples::count() const {
 
 size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out,
                       InputTimings* timings, uint64_t draw) {
-  const size_t key = draw == kDrawByIndex ? index : static_cast<size_t>(draw);
-  if (!bad) {
-    decode_and_transform(dataset, index, t, key, out, timings);
-    return index;
-  }
-  const size_t n = dataset.size();
-  for (size_t step = 0; step < n; ++step) {
-    const size_t source = (index + step) % n;
-    try {
-      decode_and_transform(dataset, source, t, key, out, timings);
-      return source;
-    } catch (const Error& e) {
-      bad->record(source, e.what());
-    }
-  }
-  throw Error(fmt::format("no sample of {} could be read", dataset.describe(index)));
+  return prepare_usable_sample(dataset, index, t, bad, out, timings, draw, nullptr, nullptr);
+}
+
+size_t prepare_or_keep_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out,
+                              InputTimings* timings, uint64_t draw, const KeepEncoded& keep, std::optional<EncodedSample>& kept) {
+  kept.reset();
+  return prepare_usable_sample(dataset, index, t, bad, out, timings, draw, keep ? &keep : nullptr, &kept);
 }
 
 Image prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad) {

@@ -5,9 +5,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/transforms.h"
@@ -51,6 +54,26 @@ struct InputTimings {
 constexpr uint64_t kDrawByIndex = ~uint64_t{0};
 size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad, uint8_t* out,
                       InputTimings* timings = nullptr, uint64_t draw = kDrawByIndex);
+
+// A sample handed over encoded, for a batch decoder on the device (data.decoder nvjpeg): its file
+// and the crop plan the CPU path would have rendered it with, so its region and flip do not change
+// with the decoder.
+struct EncodedSample {
+  size_t index = 0;  // the dataset sample the bytes are (after any bad-sample substitution)
+  uint64_t draw = 0; // what keyed its random decisions (prepare_sample's `draw`, resolved)
+  std::vector<uint8_t> bytes;
+  CropPlan plan;
+  int64_t slot = 0;  // its place in the batch (set by the loader)
+};
+// Which JPEG files go to the device decoder; called by several workers at once.
+using KeepEncoded = std::function<bool(const std::vector<uint8_t>& bytes)>;
+
+// prepare_sample, except that a JPEG that `keep` accepts (in a 3-channel dataset) is read and
+// planned but not decoded: it comes back in `kept`, and `out` is left as it was. Header errors and
+// oversized images are bad samples here as on the CPU path; a file the device then fails to decode
+// goes back through prepare_sample (see DeviceDecode).
+size_t prepare_or_keep_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad, uint8_t* out,
+                              InputTimings* timings, uint64_t draw, const KeepEncoded& keep, std::optional<EncodedSample>& kept);
 
 // prepare_sample into a new image (for tools and tests).
 Image prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& transform, BadSamples* bad = nullptr);

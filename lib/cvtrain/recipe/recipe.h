@@ -17,6 +17,7 @@ enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto is resolved when the recipe loads
 enum class DeviceKind { kAuto, kCpu, kCuda };
 enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
+enum class DecoderKind { kCpu, kNvjpeg, kAuto };
 enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class OptimImplementation { kAuto, kForeach, kFused };
 enum class ScheduleKind { kCosine, kStep, kConstant };
@@ -44,6 +45,10 @@ struct EnumNames<DeviceKind> {
 template <>
 struct EnumNames<DataFormat> {
   static constexpr std::array<const char*, 4> names{"idx", "imagefolder", "shards", "synthetic"};
+};
+template <>
+struct EnumNames<DecoderKind> {
+  static constexpr std::array<const char*, 3> names{"cpu", "nvjpeg", "auto"};
 };
 template <>
 struct EnumNames<OptimizerKind> {
@@ -106,6 +111,8 @@ struct DataSpec {
                                    // (random images on the device, data.max_samples per epoch, default ImageNet's)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
+  DecoderKind decoder = DecoderKind::kCpu;  // cpu: the workers decode JPEGs; nvjpeg: nvJPEG decodes them on the GPU in
+                                   // batches (the workers read and plan; other files stay theirs); auto: nvjpeg where it can run
   int64_t workers = 2;             // decode threads
   int64_t prefetch = 2;            // finished batches that may wait, beyond the one each worker makes
   int64_t max_samples = 0;         // use only N training samples (0 = all): an IDX file's first N, every

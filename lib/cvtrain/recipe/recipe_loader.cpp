@@ -335,6 +335,7 @@ const std::vector<Field>& schema() {
       field(KEY(data.format)),
       field(KEY(data.train)),
       field(KEY(data.val)),
+      field(KEY(data.decoder)),
       field(KEY(data.workers), in_range(0, 256)),
       field(KEY(data.prefetch), in_range(1, 64)),
       field(KEY(data.max_samples), at_least(0)),
@@ -571,6 +572,24 @@ void check_cuda_graphs(Recipe& r, bool trust_ratio, CrossChecks& check) {
     r.optim.implementation = OptimImplementation::kFused;
 }
 
+// data.decoder nvjpeg decodes JPEG files on a GPU and renders only crop and flip there: what it
+// cannot serve is a recipe error here, where `auto` would quietly choose the CPU.
+void check_decoder(const Recipe& r, const LoadOptions& options, CrossChecks& check) {
+  if (r.data.decoder != DecoderKind::kNvjpeg) return;
+  if (r.data.format == DataFormat::kIdx || r.data.format == DataFormat::kSynthetic)
+    check.fail("data.decoder", fmt::format("nvjpeg decodes JPEG files, and data.format {} holds none; use cpu", name_of(r.data.format)));
+  if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
+    check.fail("data.decoder", "nvjpeg decodes on a GPU, and this run has none; use cpu (or auto, which chooses by the machine)");
+  const AugmentSpec& a = r.augment;
+  const char* on_cpu_only = a.auto_augment.kind != AugmentPolicy::Kind::kNone ? "augment.auto_augment"
+                            : a.color_jitter > 0                                ? "augment.color_jitter"
+                            : a.random_crop_padding > 0                         ? "augment.random_crop_padding"
+                                                                                : nullptr;
+  if (on_cpu_only)
+    check.fail(on_cpu_only, "runs on the CPU's decoded pixels, and data.decoder nvjpeg decodes on the GPU (rendering only crop and flip "
+                            "there); use data.decoder cpu (or auto, which chooses it here)");
+}
+
 void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.
   const int world = options.saved_by_run ? BatchPlan::of(r.train).world
@@ -601,6 +620,7 @@ void cross_check(Recipe& r, const LoadOptions& options, CrossChecks& check) {
   if (r.optim.implementation == OptimImplementation::kFused && trust_ratio)
     check.fail("optim.implementation", fmt::format("ATen has fused kernels for sgd and adamw, not {}; use foreach or auto", name_of(r.optim.name)));
   check_cuda_graphs(r, trust_ratio, check);
+  check_decoder(r, options, check);
   if (r.optim.layer_decay > 0 && (r.strategy == StrategyKind::kZero1 || r.strategy == StrategyKind::kZero2 || r.strategy == StrategyKind::kFsdp))
     check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
   if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)

@@ -4,6 +4,7 @@
 #include "cvtrain/data/auto_augment.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/device_decode.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/data/synthetic.h"
@@ -37,9 +38,10 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
                                                       options.transform.seed);
   } else {
     input.loader = std::make_unique<BatchLoader>(train, std::move(share), options);
+    if (run.jpeg_decoder) input.decode = std::make_unique<DeviceDecode>(*run.jpeg_decoder, train, options.transform, options.bad_samples);
     FeedOptions feed = run.feed;
     feed.erase_mode = recipe.augment.random_erasing.mode;
-    input.source = std::make_unique<DeviceFeeder>(*input.loader, feed);
+    input.source = std::make_unique<DeviceFeeder>(*input.loader, feed, input.decode.get());
   }
   return input;
 }

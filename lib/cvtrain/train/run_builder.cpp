@@ -22,6 +22,8 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/decoder_choice.h"
+#include "cvtrain/data/jpeg_batch_decoder.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/synthetic.h"
 #include "cvtrain/dist/communicator.h"
@@ -377,10 +379,23 @@ void join_and_build_model(TrainingRun& run, const Recipe& recipe, const RankInfo
   if (run.feed.channels_last) to_channels_last(*run.model);
 }
 
+// data.decoder for the training samples: with a device decoder, the loader leaves the files it
+// takes encoded for it (epoch_input.h).
+void choose_training_decoder(TrainingRun& run, const Recipe& recipe, bool log) {
+  SampleTransform transform = run.loader.transform;
+  transform.augment = &recipe.augment;
+  const DecoderChoice choice = choose_decoder(recipe.data.decoder, recipe.data.format, *run.data.train, transform, run.device);
+  if (log) log::info("{}", choice.summary);
+  run.jpeg_decoder = choice.device;
+  if (JpegBatchDecoder* decoder = run.jpeg_decoder.get())
+    run.loader.keep_encoded = [decoder](const std::vector<uint8_t>& bytes) { return decoder->takes(bytes); };
+}
+
 // What training and preflight share: device, data, process group, model, the ranks' names, and
 // train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
 TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with_output) {
   TrainingRun run = open_parts(recipe, rank, &open_run_data);
+  choose_training_decoder(run, recipe, rank.rank == 0);
   if (rank.rank == 0 && with_output) prepare_output(run, recipe);
   join_and_build_model(run, recipe, rank);
   run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);

@@ -24,6 +24,7 @@ class BadSamples;
 class Classifier;
 class Communicator;
 class Dataset;
+class JpegBatchDecoder;
 class LossScaler;
 class LrSchedule;
 class MetricsLog;
@@ -53,6 +54,7 @@ struct TrainingRun {
   RunData data;
   LoaderOptions loader;
   FeedOptions feed;
+  std::shared_ptr<JpegBatchDecoder> jpeg_decoder;  // data.decoder nvjpeg (or auto, where it could): the device's; null: the CPU's
   std::unique_ptr<RunDirectory> folder;  // rank 0 only
   std::unique_ptr<MetricsLog> metrics;   // rank 0 only
   std::unique_ptr<Communicator> comm;

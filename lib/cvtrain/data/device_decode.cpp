@@ -1,0 +1,45 @@
+// DeviceDecode (see device_decode.h): one batched decode, one render per sample, or the CPU path.
+#include "cvtrain/data/device_decode.h"
+
+#include <ATen/ATen.h>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/data/device_render.h"
+#include "cvtrain/data/jpeg_batch_decoder.h"
+
+namespace cvtrain {
+
+DeviceDecode::DeviceDecode(JpegBatchDecoder& decoder, const Dataset& dataset, SampleTransform transform, BadSamples* bad)
+    : decoder_(decoder), dataset_(dataset), transform_(std::move(transform)), bad_(bad) {}
+
+void DeviceDecode::render(const std::vector<EncodedSample>& encoded, at::Tensor images, at::Tensor labels) {
+  if (encoded.empty()) return;
+  std::vector<const std::vector<uint8_t>*> files;
+  for (const EncodedSample& sample : encoded) files.push_back(&sample.bytes);
+  std::vector<at::Tensor> decoded;
+  try {
+    decoded = decoder_.decode(files);
+  } catch (const Error& e) {
+    log::warn("data.decoder: {}; this batch's {} files are decoded on the CPU", e.what(), encoded.size());
+    render_on_host(encoded, images, labels);
+    return;
+  }
+  for (size_t k = 0; k < encoded.size(); ++k)
+    render_on_device(decoded[k], encoded[k].plan, transform_.image_size, images[encoded[k].slot]);
+  device_decoded_ += static_cast<int64_t>(encoded.size());
+}
+
+// The CPU path for each sample, keyed as before: prepare_sample from the same sample and draw.
+void DeviceDecode::render_on_host(const std::vector<EncodedSample>& encoded, at::Tensor images, at::Tensor labels) {
+  const int64_t side = transform_.image_size;
+  at::Tensor pixels = at::empty({side, side, 3}, at::kByte);
+  for (const EncodedSample& sample : encoded) {
+    const size_t used = prepare_sample(dataset_, sample.index, transform_, bad_, pixels.data_ptr<uint8_t>(), nullptr, sample.draw);
+    images[sample.slot].copy_(pixels);
+    if (used != sample.index) labels[sample.slot].fill_(dataset_.label(used));
+  }
+  host_decoded_ += static_cast<int64_t>(encoded.size());
+}
+
+}  // namespace cvtrain
