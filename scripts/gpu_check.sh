@@ -194,7 +194,7 @@ PY
 
 # The sections, in the order `run` takes them. A short device lease runs a few by name, e.g.
 #   scripts/gpu_check.sh run graphs fused profile
-SECTIONS="foundation distributed pipeline zoo fused graphs reference sharded micro_batch profile"
+SECTIONS="foundation distributed pipeline decode zoo fused graphs reference sharded micro_batch profile"
 
 section_foundation() {
   echo "== foundation: single-process training on $DEVICE (Fashion-MNIST test set, 10,000 images)"
@@ -233,6 +233,28 @@ section_pipeline() {
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
     data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] model.arch=resnet18 model.image_size=224 precision=bf16 \
     train.global_batch=24 train.epochs=3 augment.random_resized_crop=[0.08,1.0] augment.mixup=0.2 augment.cutmix=1.0
+}
+
+# Issue 18's data-wait goal: ResNet-50 trained from real JPEGs, decoded by the CPU workers or by
+# nvJPEG. The bundle's 384 files are copied 16 times (6,144 files, 48 steps an epoch) so that an
+# epoch is long enough to measure.
+section_decode() {
+  echo "== data.decoder: ResNet-50 bf16 b128 from 6,144 JPEG files (about 500x375), RandomResizedCrop 224 + flip"
+  local images="$RUNS/images_x16"
+  for copy in $(seq 0 15); do
+    for class in "$BUNDLE/images"/*/; do
+      mkdir -p "$images/$(basename "$class")"
+      for file in "$class"*; do cp "$file" "$images/$(basename "$class")/${copy}_$(basename "$file")"; done
+    done
+  done
+  local decoders="cpu"
+  [ "$DEVICE" = cuda ] && decoders="cpu nvjpeg"
+  for decoder in $decoders; do
+    local workers=14
+    [ "$decoder" = nvjpeg ] && workers=4
+    train_case "bf16_resnet50_b128_jpeg_${decoder}_w${workers}" data.format=imagefolder data.train="$images" data.val=       data.decoder=$decoder data.workers=$workers data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225]       model.arch=resnet50 model.image_size=224 precision=bf16 train.global_batch=128 train.epochs=2 optim.lr=0.1       augment.random_resized_crop=[0.08,1.0] augment.label_smoothing=0.1
+    grep -h "data.decoder" "$RUNS/bf16_resnet50_b128_jpeg_${decoder}_w${workers}.log" | sed 's/^/    /' || true
+  done
 }
 
 section_zoo() {

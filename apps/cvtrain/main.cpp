@@ -265,9 +265,10 @@ int run_data_bench(DataArgs args) {
   const double per_worker = r.images_per_s / static_cast<double>(std::max<int64_t>(1, args.bench.workers));
   if (args.json) {
     std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"cores_busy\": %.2f, "
-                "\"bad_samples\": %lld, \"decoder\": \"%s\", \"gpu_decoded\": %lld}\n",
+                "\"bad_samples\": %lld, \"decoder\": \"%s\", \"gpu_decoded\": %lld, \"gpu_regions\": %s}\n",
                 r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers), r.cores_busy,
-                static_cast<long long>(r.bad_samples), args.bench.decoder.c_str(), static_cast<long long>(r.gpu_decoded));
+                static_cast<long long>(r.bad_samples), args.bench.decoder.c_str(), static_cast<long long>(r.gpu_decoded),
+                r.gpu_regions ? "true" : "false");
   } else {
     std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker, %.1f host cores busy), to %s, "
                 "%lld unusable\n",
@@ -275,8 +276,9 @@ int run_data_bench(DataArgs args) {
                 static_cast<long long>(args.bench.workers), per_worker, r.cores_busy, args.device.c_str(),
                 static_cast<long long>(r.bad_samples));
     if (args.bench.decoder == "nvjpeg")
-      std::printf("  decoded by nvJPEG (%s backend): %lld of %lld images; the rest by the workers\n", r.gpu_backend.c_str(),
-                  static_cast<long long>(r.gpu_decoded), static_cast<long long>(r.images));
+      std::printf("  decoded by nvJPEG (%s backend, %s): %lld of %lld images; the rest by the workers\n", r.gpu_backend.c_str(),
+                  r.gpu_regions ? "only each crop's region" : "whole images", static_cast<long long>(r.gpu_decoded),
+                  static_cast<long long>(r.images));
   }
   return 0;
 }

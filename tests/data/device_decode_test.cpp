@@ -30,24 +30,36 @@ using cvtrain::testing::write_bytes;
 
 namespace {
 
-// nvJPEG's contract on the host: takes what gpu_decodable allows, decodes whole files to RGB, and
-// throws for the whole batch when one file fails.
+// nvJPEG's contract on the host: takes what gpu_decodable allows, decodes files to RGB, with
+// `regions` only from the 16-pixel block corner before each region on (as nvJPEG's ROI), and throws
+// for the whole batch when one file fails.
 class HostJpegDecoder : public JpegBatchDecoder {
  public:
+  explicit HostJpegDecoder(bool regions = false) : regions_(regions) {}
   bool takes(const std::vector<uint8_t>& bytes) const override {
     const auto coding = jpeg_coding(bytes);
     return coding && gpu_decodable(*coding);
   }
-  std::vector<at::Tensor> decode(const std::vector<const std::vector<uint8_t>*>& files) override {
+  std::vector<DeviceWindow> decode(const std::vector<const std::vector<uint8_t>*>& files, const std::vector<PixelRect>& regions) override {
     ++batches;
-    std::vector<at::Tensor> out;
-    for (const auto* file : files) {
-      const Image image = decode_image(*file, "a file in the batch");
-      out.push_back(at::from_blob(const_cast<uint8_t*>(image.pixels.data()), {image.height, image.width, 3}, at::kByte).clone());
+    std::vector<DeviceWindow> out;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const Image image = decode_image(*files[i], "a file in the batch");
+      at::Tensor pixels = at::from_blob(const_cast<uint8_t*>(image.pixels.data()), {image.height, image.width, 3}, at::kByte).clone();
+      const PixelRect& r = regions[i];
+      if (!regions_ || r.width == 0) {
+        out.push_back(DeviceWindow{pixels, 0, 0});
+        continue;
+      }
+      const int x = r.x / 16 * 16, y = r.y / 16 * 16;
+      out.push_back(DeviceWindow{pixels.narrow(0, y, r.y + r.height - y).narrow(1, x, r.x + r.width - x).clone(), x, y});
     }
     return out;
   }
   int batches = 0;
+
+ private:
+  bool regions_;
 };
 
 // Photo-like pixels (smooth shading, some texture), so that resampling differences are realistic.
@@ -150,12 +162,16 @@ TEST_CASE("a batch decoded by the device decoder has the CPU batch's samples, la
   write_mixed_folder(dir);
   const ImageFolderDataset data(dir.file("root"), 0);
   Setup s;
-  HostJpegDecoder decoder;
+  HostJpegDecoder decoder, region_decoder(/*regions=*/true);
   BadSamples bad_cpu("cpu", data.size(), 0.5), bad_device("device", data.size(), 0.5);
   int64_t device_decoded = 0;
   const std::vector<DeviceBatch> cpu = epoch_batches(data, s.options, nullptr, &bad_cpu);
   const std::vector<DeviceBatch> device = epoch_batches(data, s.options, &decoder, &bad_device, &device_decoded);
+  // Decoding only each crop's region (from the block corner before it, as nvJPEG's ROI) changes nothing.
+  const std::vector<DeviceBatch> regional = epoch_batches(data, s.options, &region_decoder, &bad_device);
   REQUIRE(cpu.size() == device.size());
+  REQUIRE(regional.size() == device.size());
+  for (size_t b = 0; b < device.size(); ++b) CHECK(at::equal(regional[b].images, device[b].images));
   CHECK(device_decoded == 16);
   CHECK(decoder.batches == static_cast<int>(cpu.size()));
   double total = 0;

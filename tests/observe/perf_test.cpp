@@ -125,6 +125,12 @@ TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]")
     facts.cores = 4;
     CHECK_THAT(verdict(perf_verdicts(facts, recipe), "input_bound").message,
                Catch::Contains("data.workers (now 2) already uses this node's 2 cores per rank") && Catch::Contains("cvtrain data pack --resize"));
+    CHECK_THAT(verdict(perf_verdicts(facts, recipe), "input_bound").message, !Catch::Contains("data.decoder"));  // idx data, no GPU
+    facts.on_gpu = true;
+    recipe.data.format = DataFormat::kImageFolder;
+    CHECK_THAT(verdict(perf_verdicts(facts, recipe), "input_bound").message, Catch::Contains("or set data.decoder: nvjpeg"));
+    recipe.augment.color_jitter = 0.4;  // the GPU would have no pixels to jitter
+    CHECK_THAT(verdict(perf_verdicts(facts, recipe), "input_bound").message, !Catch::Contains("data.decoder"));
   }
   SECTION("thresholds come from the recipe") {
     recipe.observe.comm_bound = 0.5;

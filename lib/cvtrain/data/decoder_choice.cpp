@@ -16,7 +16,7 @@ std::string device_decode_obstacle(DataFormat format, const Dataset& train, cons
     return fmt::format("data.format {} holds no JPEG files", name_of(format));
   if (train.channels() != 3) return fmt::format("the data has {} channel(s); nvJPEG decodes to RGB", train.channels());
   if (!device_renderable(transform))
-    return "augment.auto_augment, color_jitter and random_crop_padding run on the CPU's decoded pixels";
+    return fmt::format("{} runs on the CPU's decoded pixels", augment_needing_cpu_pixels(*transform.augment));
   if (!device.is_cuda()) return "nvJPEG decodes on a CUDA device; this run is on " + device.str();
   return {};
 }
@@ -31,8 +31,9 @@ DecoderChoice choose_decoder(DecoderKind kind, DataFormat format, const Dataset&
     if (kind == DecoderKind::kNvjpeg) throw Error("data.decoder nvjpeg: " + why_not);
     return {nullptr, fmt::format("data.decoder auto: cpu ({})", why_not)};
   }
-  std::string summary = fmt::format("data.decoder {}: nvjpeg, {} backend; files it does not take are decoded by the CPU workers",
-                                    name_of(kind), decoder->backend());
+  std::string summary = fmt::format("data.decoder {}: nvjpeg, {} backend, {}; files it does not take are decoded by the CPU workers",
+                                    name_of(kind), decoder->backend(),
+                                    decoder->decodes_regions() ? "decoding only each crop's region" : "decoding whole images");
   return {std::shared_ptr<JpegBatchDecoder>(std::move(decoder)), std::move(summary)};
 }
 

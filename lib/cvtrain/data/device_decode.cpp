@@ -9,6 +9,24 @@
 #include "cvtrain/data/jpeg_batch_decoder.h"
 
 namespace cvtrain {
+namespace {
+
+// The part of the source a plan reads: a crop's region, or (the centre view) all of it.
+PixelRect region_needed(const CropPlan& plan) {
+  if (plan.resized_width > 0) return PixelRect{};
+  return PixelRect{plan.x, plan.y, plan.width, plan.height};
+}
+
+// `plan` in the coordinates of a decoded window (which covers what region_needed asked for).
+CropPlan plan_within(CropPlan plan, const DeviceWindow& window) {
+  if (window.x == 0 && window.y == 0) return plan;
+  if (plan.resized_width > 0) throw Error("DeviceDecode: the centre view needs the whole image, and the decoder returned part of it");
+  plan.x -= window.x;
+  plan.y -= window.y;
+  return plan;
+}
+
+}  // namespace
 
 DeviceDecode::DeviceDecode(JpegBatchDecoder& decoder, const Dataset& dataset, SampleTransform transform, BadSamples* bad)
     : decoder_(decoder), dataset_(dataset), transform_(std::move(transform)), bad_(bad) {}
@@ -16,17 +34,21 @@ DeviceDecode::DeviceDecode(JpegBatchDecoder& decoder, const Dataset& dataset, Sa
 void DeviceDecode::render(const std::vector<EncodedSample>& encoded, at::Tensor images, at::Tensor labels) {
   if (encoded.empty()) return;
   std::vector<const std::vector<uint8_t>*> files;
-  for (const EncodedSample& sample : encoded) files.push_back(&sample.bytes);
-  std::vector<at::Tensor> decoded;
+  std::vector<PixelRect> regions;
+  for (const EncodedSample& sample : encoded) {
+    files.push_back(&sample.bytes);
+    regions.push_back(region_needed(sample.plan));
+  }
+  std::vector<DeviceWindow> decoded;
   try {
-    decoded = decoder_.decode(files);
+    decoded = decoder_.decode(files, regions);
   } catch (const Error& e) {
     log::warn("data.decoder: {}; this batch's {} files are decoded on the CPU", e.what(), encoded.size());
     render_on_host(encoded, images, labels);
     return;
   }
   for (size_t k = 0; k < encoded.size(); ++k)
-    render_on_device(decoded[k], encoded[k].plan, transform_.image_size, images[encoded[k].slot]);
+    render_on_device(decoded[k].pixels, plan_within(encoded[k].plan, decoded[k]), transform_.image_size, images[encoded[k].slot]);
   device_decoded_ += static_cast<int64_t>(encoded.size());
 }
 

@@ -9,23 +9,20 @@
 
 namespace cvtrain {
 
-bool device_renderable(const SampleTransform& t) {
-  if (!t.augment) return true;
-  const AugmentSpec& a = *t.augment;
-  return a.random_crop_padding == 0 && a.auto_augment.kind == AugmentPolicy::Kind::kNone && a.color_jitter <= 0;
-}
+bool device_renderable(const SampleTransform& t) { return !t.augment || !augment_needing_cpu_pixels(*t.augment); }
 
 void render_on_device(const at::Tensor& decoded, const CropPlan& plan, int64_t image_size, at::Tensor out) {
   if (plan.pad_dx >= 0) throw Error("render_on_device: padded crops are rendered on the CPU");
-  const at::Tensor image = decoded.permute({2, 0, 1}).unsqueeze(0).to(at::kFloat);  // 1 x C x H x W
+  // 1 x C x H x W floats, of only the part the plan reads (a crop's region, the centre view's whole image).
+  const auto as_float = [](const at::Tensor& hwc) { return hwc.permute({2, 0, 1}).unsqueeze(0).to(at::kFloat); };
   at::Tensor view;
   if (plan.resized_width > 0) {
     // The centre view: the whole image resized, the square at (keep_x, keep_y) kept.
-    view = at::_upsample_bilinear2d_aa(image, {plan.resized_height, plan.resized_width}, /*align_corners=*/false)
+    view = at::_upsample_bilinear2d_aa(as_float(decoded), {plan.resized_height, plan.resized_width}, /*align_corners=*/false)
                .narrow(2, plan.keep_y, image_size)
                .narrow(3, plan.keep_x, image_size);
   } else {
-    const at::Tensor region = image.narrow(2, plan.y, plan.height).narrow(3, plan.x, plan.width);
+    const at::Tensor region = as_float(decoded.narrow(0, plan.y, plan.height).narrow(1, plan.x, plan.width));
     view = plan.width == image_size && plan.height == image_size
                ? region
                : at::_upsample_bilinear2d_aa(region, {image_size, image_size}, /*align_corners=*/false);

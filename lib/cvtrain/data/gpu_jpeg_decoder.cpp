@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cvtrain/build_config.h"
@@ -29,11 +30,19 @@ struct GpuJpegDecoder::Library {
   decltype(&nvjpegGetImageInfo) image_info = nullptr;
   decltype(&nvjpegDecodeBatchedInitialize) batched_initialize = nullptr;
   decltype(&nvjpegDecodeBatched) batched = nullptr;
+  // Region decoding (optional: absent functions only turn it off).
+  decltype(&nvjpegDecodeBatchedEx) batched_ex = nullptr;
+  decltype(&nvjpegDecodeParamsCreate) params_create = nullptr;
+  decltype(&nvjpegDecodeParamsDestroy) params_destroy = nullptr;
+  decltype(&nvjpegDecodeParamsSetOutputFormat) params_format = nullptr;
+  decltype(&nvjpegDecodeParamsSetROI) params_roi = nullptr;
   nvjpegHandle_t handle = nullptr;
   nvjpegJpegState_t state = nullptr;
+  std::vector<nvjpegDecodeParams_t> params;  // one per image of the largest batch so far
   bool hardware = false;
 
   ~Library() {
+    for (nvjpegDecodeParams_t p : params) params_destroy(p);
     if (state) state_destroy(state);
     if (handle) destroy(handle);
     if (so) dlclose(so);
@@ -45,7 +54,42 @@ struct GpuJpegDecoder::Library {
     if (!fn) why_not = fmt::format("libnvjpeg has no {}", name);
     return fn != nullptr;
   }
+  template <typename Fn>
+  bool bind_optional(Fn& fn, const char* name) {
+    fn = reinterpret_cast<Fn>(dlsym(so, name));
+    return fn != nullptr;
+  }
+  bool has_region_decoding() {
+    return bind_optional(batched_ex, "nvjpegDecodeBatchedEx") && bind_optional(params_create, "nvjpegDecodeParamsCreate") &&
+           bind_optional(params_destroy, "nvjpegDecodeParamsDestroy") &&
+           bind_optional(params_format, "nvjpegDecodeParamsSetOutputFormat") && bind_optional(params_roi, "nvjpegDecodeParamsSetROI");
+  }
 };
+
+namespace {
+
+void check_status(nvjpegStatus_t status, const std::string& what) {
+  if (status != NVJPEG_STATUS_SUCCESS) throw Error(fmt::format("{} failed with status {}", what, static_cast<int>(status)));
+}
+
+// Where a window for `region` of a `width` x `height` image starts and ends: from the 16-pixel
+// block corner at or before it (MCU-aligned, whatever the chroma) to its end, inside the image.
+PixelRect window_for(const PixelRect& region, int width, int height) {
+  if (region.width <= 0 || region.height <= 0) return PixelRect{0, 0, width, height};
+  const int x = std::clamp(region.x, 0, width - 1) / 16 * 16, y = std::clamp(region.y, 0, height - 1) / 16 * 16;
+  return PixelRect{x, y, std::min(width, region.x + region.width) - x, std::min(height, region.y + region.height) - y};
+}
+
+// A 96 x 64 RGB image with detail everywhere, for the region check.
+Image textured_probe() {
+  Image image{std::vector<uint8_t>(96 * 64 * 3), 64, 96, 3};
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 96; ++x)
+      for (int c = 0; c < 3; ++c) image.pixels[(static_cast<size_t>(y) * 96 + x) * 3 + c] = static_cast<uint8_t>((x * 7 + y * 13 + c * 50) % 256);
+  return image;
+}
+
+}  // namespace
 
 std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, std::string& why_not) {
   if (!device.is_cuda()) {
@@ -84,7 +128,30 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
   decoder->library_ = std::move(library);
   decoder->device_ = device;
   decoder->backend_ = decoder->library_->hardware ? "hardware" : "cuda";
+  decoder->decodes_regions_ = decoder->library_->has_region_decoding() && decoder->check_region_decoding();
   return decoder;
+}
+
+// A region decoded in a batch must equal that part of the whole decode: anything else (an error, an
+// ignored ROI, other pixels) leaves region decoding off.
+bool GpuJpegDecoder::check_region_decoding() {
+  const std::vector<uint8_t> bytes = encode_jpeg(textured_probe(), 95);
+  try {
+    const at::Tensor whole = decode_batch({&bytes}, {PixelRect{}}, false)[0].pixels;
+    const DeviceWindow part = decode_batch({&bytes}, {PixelRect{37, 21, 40, 30}}, true)[0];
+    if (part.x != 32 || part.y != 16 || part.pixels.size(0) != 35 || part.pixels.size(1) != 45) return false;
+    const at::Tensor expected = whole.narrow(0, part.y, part.pixels.size(0)).narrow(1, part.x, part.pixels.size(1));
+    return (expected.to(at::kInt) - part.pixels.to(at::kInt)).abs().max().item<int>() <= 2;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void GpuJpegDecoder::initialize_batch(int count) {
+  if (batch_initialized_ == count) return;  // (re)sized for this many images, as the API asks
+  check_status(library_->batched_initialize(library_->handle, library_->state, count, 1, NVJPEG_OUTPUT_RGBI),
+               fmt::format("nvjpegDecodeBatchedInitialize for {} images", count));
+  batch_initialized_ = count;
 }
 
 bool GpuJpegDecoder::takes(const std::vector<uint8_t>& bytes) const {
@@ -99,37 +166,57 @@ bool GpuJpegDecoder::takes(const std::vector<uint8_t>& bytes) const {
   return !library_->hardware || (subsampling != NVJPEG_CSS_410 && subsampling != NVJPEG_CSS_411);
 }
 
-std::vector<at::Tensor> GpuJpegDecoder::decode(const std::vector<const std::vector<uint8_t>*>& files) {
+std::vector<DeviceWindow> GpuJpegDecoder::decode(const std::vector<const std::vector<uint8_t>*>& files,
+                                                 const std::vector<PixelRect>& regions) {
+  return decode_batch(files, regions, decodes_regions_);
+}
+
+std::vector<DeviceWindow> GpuJpegDecoder::decode_batch(const std::vector<const std::vector<uint8_t>*>& files,
+                                                       const std::vector<PixelRect>& regions, bool in_regions) {
   Library& l = *library_;
   const int count = static_cast<int>(files.size());
   if (count == 0) return {};
-  std::vector<at::Tensor> images;
+  std::vector<DeviceWindow> windows;
+  std::vector<PixelRect> decoded;
   std::vector<const unsigned char*> data;
   std::vector<size_t> lengths;
   std::vector<nvjpegImage_t> destinations(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     const std::optional<JpegCoding> coding = jpeg_coding(*files[i]);
     if (!coding) throw Error("GpuJpegDecoder::decode: a file it does not take");
-    images.push_back(at::empty({coding->height, coding->width, 3}, at::TensorOptions(device_).dtype(at::kByte)));
+    const PixelRect window = in_regions ? window_for(regions[i], coding->width, coding->height)
+                                        : PixelRect{0, 0, coding->width, coding->height};
+    decoded.push_back(window);
+    windows.push_back(DeviceWindow{at::empty({window.height, window.width, 3}, at::TensorOptions(device_).dtype(at::kByte)), window.x, window.y});
     destinations[i] = nvjpegImage_t{};
-    destinations[i].channel[0] = images.back().data_ptr<uint8_t>();
-    destinations[i].pitch[0] = static_cast<size_t>(coding->width) * 3;
+    destinations[i].channel[0] = windows.back().pixels.data_ptr<uint8_t>();
+    destinations[i].pitch[0] = static_cast<size_t>(window.width) * 3;
     data.push_back(files[i]->data());
     lengths.push_back(files[i]->size());
   }
-  if (batch_initialized_ != count) {  // (re)sized for this many images, as the API asks
-    if (const nvjpegStatus_t status = l.batched_initialize(l.handle, l.state, count, 1, NVJPEG_OUTPUT_RGBI); status != NVJPEG_STATUS_SUCCESS)
-      throw Error(fmt::format("nvjpegDecodeBatchedInitialize for {} images failed with status {}", count, static_cast<int>(status)));
-    batch_initialized_ = count;
-  }
+  initialize_batch(count);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
-  if (const nvjpegStatus_t status = l.batched(l.handle, l.state, data.data(), lengths.data(), destinations.data(), stream);
-      status != NVJPEG_STATUS_SUCCESS) {
-    batch_initialized_ = 0;  // a failed batch needs the state initialised again
-    throw Error(fmt::format("nvjpegDecodeBatched ({} backend) failed on a batch of {} with status {}", backend_, count,
-                            static_cast<int>(status)));
+  nvjpegStatus_t status;
+  if (in_regions) {
+    while (l.params.size() < files.size()) {
+      l.params.emplace_back();
+      check_status(l.params_create(l.handle, &l.params.back()), "nvjpegDecodeParamsCreate");
+    }
+    for (size_t i = 0; i < files.size(); ++i) {
+      const PixelRect& w = decoded[i];
+      check_status(l.params_format(l.params[i], NVJPEG_OUTPUT_RGBI), "nvjpegDecodeParamsSetOutputFormat");
+      check_status(l.params_roi(l.params[i], w.x, w.y, w.width, w.height), "nvjpegDecodeParamsSetROI");
+    }
+    status = l.batched_ex(l.handle, l.state, data.data(), lengths.data(), destinations.data(), l.params.data(), stream);
+  } else {
+    status = l.batched(l.handle, l.state, data.data(), lengths.data(), destinations.data(), stream);
   }
-  return images;
+  if (status != NVJPEG_STATUS_SUCCESS) {
+    batch_initialized_ = 0;  // a failed batch needs the state initialised again
+    throw Error(fmt::format("nvjpegDecodeBatched{} ({} backend) failed on a batch of {} with status {}", in_regions ? "Ex" : "", backend_,
+                            count, static_cast<int>(status)));
+  }
+  return windows;
 }
 
 #else  // built without nvjpeg.h
@@ -142,7 +229,9 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
   return nullptr;
 }
 bool GpuJpegDecoder::takes(const std::vector<uint8_t>&) const { return false; }
-std::vector<at::Tensor> GpuJpegDecoder::decode(const std::vector<const std::vector<uint8_t>*>&) { return {}; }
+std::vector<DeviceWindow> GpuJpegDecoder::decode(const std::vector<const std::vector<uint8_t>*>&, const std::vector<PixelRect>&) {
+  return {};
+}
 
 #endif
 

@@ -28,19 +28,30 @@ class GpuJpegDecoder : public JpegBatchDecoder {
   // Whether this decoder takes the file: a JPEG that gpu_decodable() allows and whose chroma the
   // backend handles (the hardware engine has no 4:1:0 or 4:1:1).
   bool takes(const std::vector<uint8_t>& bytes) const override;
-  // Decodes files it takes, all in one batched call on the current stream, each to a uint8 HWC RGB
-  // tensor on the device at full size. Throws Error when nvJPEG rejects the batch.
-  std::vector<at::Tensor> decode(const std::vector<const std::vector<uint8_t>*>& files) override;
+  // Decodes files it takes, all in one batched call on the current stream. Where nvJPEG decodes
+  // regions (decodes_regions()), each file only from the 16-pixel block corner before its region to
+  // the region's end; else whole. Throws Error when nvJPEG rejects the batch.
+  std::vector<DeviceWindow> decode(const std::vector<const std::vector<uint8_t>*>& files,
+                                   const std::vector<PixelRect>& regions) override;
   // "hardware" or "cuda".
   const std::string& backend() const { return backend_; }
+  // Whether nvjpegDecodeBatchedEx decodes regions of interest here: checked when opened, on a JPEG
+  // with known pixels, against the whole decode (the API has it; whether a backend honours it in
+  // batches is not documented).
+  bool decodes_regions() const { return decodes_regions_; }
 
  private:
   GpuJpegDecoder() = default;
+  void initialize_batch(int count);
+  std::vector<DeviceWindow> decode_batch(const std::vector<const std::vector<uint8_t>*>& files, const std::vector<PixelRect>& regions,
+                                         bool in_regions);
+  bool check_region_decoding();
   struct Library;  // the handle, state and the dlopen'd functions, in gpu_jpeg_decoder.cpp
   std::unique_ptr<Library> library_;
   c10::Device device_{c10::kCPU};
   std::string backend_;
   int batch_initialized_ = 0;
+  bool decodes_regions_ = false;
 };
 
 }  // namespace cvtrain

@@ -7,16 +7,28 @@
 #include <cstdint>
 #include <vector>
 
+#include "cvtrain/data/dataset.h"
+
 namespace cvtrain {
+
+// Part of a decoded image: `pixels` (uint8 HWC RGB, on the decoder's device) hold the full-size
+// source from column x, row y on. A whole image is the window at (0, 0).
+struct DeviceWindow {
+  at::Tensor pixels;
+  int x = 0, y = 0;
+};
 
 class JpegBatchDecoder {
  public:
   virtual ~JpegBatchDecoder() = default;
   // Whether this decoder takes the file. Called by the loader's workers at once: thread-safe.
   virtual bool takes(const std::vector<uint8_t>& bytes) const = 0;
-  // Decodes files it takes, all in one call on the current stream, each whole and at full size to a
-  // uint8 HWC RGB tensor on the decoder's device. Throws Error when the batch is rejected.
-  virtual std::vector<at::Tensor> decode(const std::vector<const std::vector<uint8_t>*>& files) = 0;
+  // Decodes files it takes, all in one call on the current stream, at full size. `regions[i]` is
+  // the part of file i the caller needs (width 0: all of it); a decoder that can decode part of a
+  // file (nvJPEG's ROI) returns a window covering at least that part, others the whole image.
+  // Throws Error when the batch is rejected.
+  virtual std::vector<DeviceWindow> decode(const std::vector<const std::vector<uint8_t>*>& files,
+                                           const std::vector<PixelRect>& regions) = 0;
 };
 
 }  // namespace cvtrain

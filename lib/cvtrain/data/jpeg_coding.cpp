@@ -1,7 +1,34 @@
-// jpeg_coding: walks the marker segments from SOI to the first SOF (ITU T.81, B.1.1.3 and B.2.2).
+// jpeg_coding: walks the marker segments from SOI to the first SOF (ITU T.81, B.1.1.3 and B.2.2);
+// encode_jpeg through TurboJPEG.
 #include "cvtrain/data/jpeg_coding.h"
 
+#include <fmt/format.h>
+#include <turbojpeg.h>
+
+#include <memory>
+
+#include "cvtrain/core/error.h"
+
 namespace cvtrain {
+namespace {
+
+struct TjCompressorCloser {
+  void operator()(void* handle) const { tjDestroy(handle); }
+};
+
+}  // namespace
+
+std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {
+  thread_local std::unique_ptr<void, TjCompressorCloser> handle(tjInitCompress());
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  if (tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height, image.channels == 1 ? TJPF_GRAY : TJPF_RGB,
+                  &out, &size, image.channels == 1 ? TJSAMP_GRAY : TJSAMP_420, quality, TJFLAG_ACCURATEDCT) != 0)
+    throw Error(fmt::format("JPEG encoding failed ({})", tjGetErrorStr2(handle.get())));
+  std::vector<uint8_t> bytes(out, out + size);
+  tjFree(out);
+  return bytes;
+}
 
 std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
   const size_t size = bytes.size();

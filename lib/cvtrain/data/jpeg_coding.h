@@ -1,10 +1,12 @@
 // How a JPEG's frame is coded, read from its SOF marker without decoding: what decides whether a
-// GPU decoder (nvJPEG) can take the file or the CPU decoder must.
+// GPU decoder (nvJPEG) can take the file or the CPU decoder must. And the one JPEG encoder.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <vector>
+
+#include "cvtrain/data/dataset.h"
 
 namespace cvtrain {
 
@@ -23,5 +25,9 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes);
 // A baseline or extended sequential Huffman JPEG of 8-bit gray or YCbCr: what nvJPEG's batched
 // decode takes on every backend. Progressive, arithmetic, lossless, 12-bit and CMYK files are not.
 bool gpu_decodable(const JpegCoding& coding);
+
+// A gray or RGB image as a baseline JPEG (libjpeg-turbo, 4:2:0 chroma, accurate DCT): for `cvtrain
+// data pack` and for checking a GPU decoder against known pixels. Throws Error when encoding fails.
+std::vector<uint8_t> encode_jpeg(const Image& image, int quality);
 
 }  // namespace cvtrain

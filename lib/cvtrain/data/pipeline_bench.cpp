@@ -72,7 +72,10 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
 
   // Epoch after epoch until warm-up + the timed batches are done.
   PipelineBenchResult result;
-  if (gpu_decoder) result.gpu_backend = gpu_decoder->backend();
+  if (gpu_decoder) {
+    result.gpu_backend = gpu_decoder->backend();
+    result.gpu_regions = gpu_decoder->decodes_regions();
+  }
   Stopwatch clock;
   double cpu_at_start = process_cpu_seconds();
   int64_t done = 0, gpu_decoded_before = 0;

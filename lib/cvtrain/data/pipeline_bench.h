@@ -41,6 +41,7 @@ struct PipelineBenchResult {
   int64_t bad_samples = 0;
   int64_t gpu_decoded = 0;   // decoder nvjpeg: images nvJPEG decoded (the rest went to the CPU)
   std::string gpu_backend;   // decoder nvjpeg: "hardware" or "cuda"
+  bool gpu_regions = false;  // decoder nvjpeg: whether it decoded only each crop's region
 };
 
 PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& options);

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <turbojpeg.h>
 #include <unistd.h>
 
 #include <opencv2/imgproc.hpp>
@@ -19,6 +18,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/jpeg_coding.h"
 
 namespace cvtrain {
 namespace {
@@ -134,22 +134,6 @@ uint64_t ShardDataset::encoded_bytes() const {
 }
 
 namespace {
-
-struct TjCompressorCloser {
-  void operator()(void* handle) const { tjDestroy(handle); }
-};
-
-std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {
-  thread_local std::unique_ptr<void, TjCompressorCloser> handle(tjInitCompress());
-  unsigned char* out = nullptr;
-  unsigned long size = 0;
-  if (tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height, image.channels == 1 ? TJPF_GRAY : TJPF_RGB,
-                  &out, &size, image.channels == 1 ? TJSAMP_GRAY : TJSAMP_420, quality, TJFLAG_ACCURATEDCT) != 0)
-    throw Error(fmt::format("JPEG encoding failed ({})", tjGetErrorStr2(handle.get())));
-  std::vector<uint8_t> bytes(out, out + size);
-  tjFree(out);
-  return bytes;
-}
 
 Image shrink_shorter_side(const Image& image, int target) {
   const int shorter = std::min(image.width, image.height);

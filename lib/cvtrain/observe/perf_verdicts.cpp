@@ -29,6 +29,13 @@ std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double
                              r.model.image_size * 8 / 7)};
 }
 
+// Where the GPU could decode the JPEGs instead (data.decoder nvjpeg): a clause for the input-bound advice.
+std::string gpu_decode_advice(const PerfFacts& f, const Recipe& r) {
+  const bool jpeg_files = r.data.format == DataFormat::kImageFolder || r.data.format == DataFormat::kShards;
+  if (!f.on_gpu || !jpeg_files || r.data.decoder == DecoderKind::kNvjpeg || augment_needing_cpu_pixels(r.augment)) return "";
+  return ", or set data.decoder: nvjpeg, which decodes the JPEGs on the GPU and leaves the workers only reading";
+}
+
 std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
   const double data = f.phases.fraction(Phase::kData);
   const double threshold = r.observe.input_bound;
@@ -46,8 +53,8 @@ std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
                                                             : fmt::format("data.workers: {} (now {}) uses", cores_per_rank, workers);
     advice = fmt::format(
         "{} this node's {} cores per rank, but keeping up needs about {} decode workers per rank: pack the data pre-resized "
-        "near model.image_size ({}) with `cvtrain data pack --resize`, so that each decode costs less",
-        use_cores, cores_per_rank, needed, r.model.image_size);
+        "near model.image_size ({}) with `cvtrain data pack --resize`, so that each decode costs less{}",
+        use_cores, cores_per_rank, needed, r.model.image_size, gpu_decode_advice(f, r));
   }
   const std::string decoding =
       f.read_share ? fmt::format(" (the workers spend {} of their time decoding and augmenting, {} reading)", percent(1 - *f.read_share),

@@ -155,6 +155,15 @@ struct AugmentSpec {
   int64_t repeats = 1;      // repeated augmentation (DeiT's aug_repeats: 3): each sample k times an epoch, drawn apart, on different ranks
 };
 
+// The first augment key whose operation needs the CPU's decoded pixels (a GPU decoder renders only
+// crop and flip), or null when there is none.
+inline const char* augment_needing_cpu_pixels(const AugmentSpec& a) {
+  if (a.auto_augment.kind != AugmentPolicy::Kind::kNone) return "augment.auto_augment";
+  if (a.color_jitter > 0) return "augment.color_jitter";
+  if (a.random_crop_padding > 0) return "augment.random_crop_padding";
+  return nullptr;
+}
+
 // train.ema: timm's ModelEmaV3 (train/weight_ema.h).
 struct EmaSpec {
   double decay = 0;         // 0 = off; e.g. 0.9999 (ConvNeXt), 0.99996 (DeiT)

@@ -580,12 +580,7 @@ void check_decoder(const Recipe& r, const LoadOptions& options, CrossChecks& che
     check.fail("data.decoder", fmt::format("nvjpeg decodes JPEG files, and data.format {} holds none; use cpu", name_of(r.data.format)));
   if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
     check.fail("data.decoder", "nvjpeg decodes on a GPU, and this run has none; use cpu (or auto, which chooses by the machine)");
-  const AugmentSpec& a = r.augment;
-  const char* on_cpu_only = a.auto_augment.kind != AugmentPolicy::Kind::kNone ? "augment.auto_augment"
-                            : a.color_jitter > 0                                ? "augment.color_jitter"
-                            : a.random_crop_padding > 0                         ? "augment.random_crop_padding"
-                                                                                : nullptr;
-  if (on_cpu_only)
+  if (const char* on_cpu_only = augment_needing_cpu_pixels(r.augment))
     check.fail(on_cpu_only, "runs on the CPU's decoded pixels, and data.decoder nvjpeg decodes on the GPU (rendering only crop and flip "
                             "there); use data.decoder cpu (or auto, which chooses it here)");
 }
