@@ -194,7 +194,7 @@ PY
 
 # The sections, in the order `run` takes them. A short device lease runs a few by name, e.g.
 #   scripts/gpu_check.sh run graphs fused profile
-SECTIONS="foundation distributed pipeline decode zoo fused graphs reference sharded micro_batch profile"
+SECTIONS="foundation distributed pipeline decode zoo fused graphs reference sharded micro_batch profile bf16_gap"
 
 section_foundation() {
   echo "== foundation: single-process training on $DEVICE (Fashion-MNIST test set, 10,000 images)"
@@ -336,6 +336,24 @@ section_micro_batch() {
 section_profile() {
   echo "== profiler: the step breakdown (CUDA events) against a Kineto trace of the same steps, NVTX, preflight"
   profile_case
+}
+
+# Issue 18's bf16 question: ResNet-50 b256 is slower in bf16 than in fp16 (in PyTorch too). A Kineto
+# window over steps 21-25 of each, and scripts/kernel_table.py charges every kernel to the op that
+# launched it: which categories (convolution, BatchNorm, casts ...) make the difference.
+section_bf16_gap() {
+  echo "== bf16 against fp16: ResNet-50 b256, where the GPU time of steps 21-25 goes (scripts/kernel_table.py)"
+  for precision in bf16 fp16; do
+    synthetic_case "${precision}_resnet50_b256_traced" model.arch=resnet50 precision=$precision train.global_batch=256 optim.lr=0.1 \
+      'profile={steps: [21, 25], ranks: [0]}'
+  done
+  local traces="$RUNS/bf16_resnet50_b256_traced/traces/rank-0.pt.trace.json.gz $RUNS/fp16_resnet50_b256_traced/traces/rank-0.pt.trace.json.gz"
+  # shellcheck disable=SC2086
+  if ls $traces > /dev/null 2>&1; then
+    "$PYTHON" scripts/kernel_table.py $traces --labels bf16 fp16 --steps 5 || FAILURES=$((FAILURES + 1))
+  else
+    echo "  no traces (a dry run that stopped before step 25)"
+  fi
 }
 
 run() {

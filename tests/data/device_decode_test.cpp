@@ -213,7 +213,7 @@ TEST_CASE("a batch the device decoder rejects comes out of the CPU path bit for 
   CHECK(identical_batches == 1);  // the batch holding the cut file; the others were rendered on the "device"
 }
 
-TEST_CASE("data.decoder auto keeps the CPU where nvJPEG cannot serve, and says why; nvjpeg there is an error", "[data]") {
+TEST_CASE("data.decoder auto keeps the CPU where nvJPEG cannot serve and says why, and nvjpeg there is an error", "[data]") {
   TempDir dir;
   write_mixed_folder(dir);
   const ImageFolderDataset data(dir.file("root"), 0);

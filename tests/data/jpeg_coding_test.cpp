@@ -2,6 +2,8 @@
 // so that the GPU decoder takes only what it can decode.
 #include <catch2/catch.hpp>
 
+#include <utility>
+
 #include "cvtrain/data/jpeg_coding.h"
 #include "image_files.h"
 
@@ -31,6 +33,18 @@ TEST_CASE("a baseline colour or gray JPEG is read as GPU-decodable with its size
   REQUIRE(gray);
   CHECK(gray->components == 1);
   CHECK(gpu_decodable(*gray));
+}
+
+TEST_CASE("the luma sampling factors tell the chroma subsampling that nvJPEG's hardware engine refuses", "[data]") {
+  const auto sampling = [](int subsampling) {
+    const auto coding = jpeg_coding(encode_jpeg_pixels(pixels(64, 32, 3), 64, 32, TJPF_RGB, 90, subsampling));
+    REQUIRE(coding);
+    return std::pair{coding->luma_h, coding->luma_v};
+  };
+  CHECK(sampling(TJSAMP_444) == std::pair{1, 1});
+  CHECK(sampling(TJSAMP_422) == std::pair{2, 1});
+  CHECK(sampling(TJSAMP_420) == std::pair{2, 2});
+  CHECK(sampling(TJSAMP_411) == std::pair{4, 1});  // luma four times as wide: not for the hardware engine
 }
 
 TEST_CASE("progressive and CMYK JPEGs go to the CPU decoder, and other bytes are no JPEG", "[data]") {

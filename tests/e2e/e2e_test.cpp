@@ -161,7 +161,7 @@ std::string folder_recipe(const TempDir& dir, const std::string& root, const std
 
 // A recipe written for a GPU machine's nvJPEG still trains on a CPU with auto, saying so; nvjpeg
 // itself is refused there before anything is written.
-TEST_CASE("data.decoder auto trains on the CPU's decoder where there is no GPU; nvjpeg there is a recipe error", "[e2e]") {
+TEST_CASE("data.decoder auto trains on the CPU decoder where there is no GPU, and nvjpeg there is a recipe error", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 8);
   const std::string recipe = folder_recipe(dir, "images");

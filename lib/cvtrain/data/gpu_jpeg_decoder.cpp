@@ -27,7 +27,6 @@ struct GpuJpegDecoder::Library {
   decltype(&nvjpegDestroy) destroy = nullptr;
   decltype(&nvjpegJpegStateCreate) state_create = nullptr;
   decltype(&nvjpegJpegStateDestroy) state_destroy = nullptr;
-  decltype(&nvjpegGetImageInfo) image_info = nullptr;
   decltype(&nvjpegDecodeBatchedInitialize) batched_initialize = nullptr;
   decltype(&nvjpegDecodeBatched) batched = nullptr;
   // Region decoding (optional: absent functions only turn it off).
@@ -107,7 +106,7 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
   Library& l = *library;
   if (!l.bind(l.create, "nvjpegCreateEx", why_not) || !l.bind(l.destroy, "nvjpegDestroy", why_not) ||
       !l.bind(l.state_create, "nvjpegJpegStateCreate", why_not) || !l.bind(l.state_destroy, "nvjpegJpegStateDestroy", why_not) ||
-      !l.bind(l.image_info, "nvjpegGetImageInfo", why_not) || !l.bind(l.batched_initialize, "nvjpegDecodeBatchedInitialize", why_not) ||
+      !l.bind(l.batched_initialize, "nvjpegDecodeBatchedInitialize", why_not) ||
       !l.bind(l.batched, "nvjpegDecodeBatched", why_not))
     return nullptr;
   // The hardware engine where the GPU has one; its absence is a status, not an error.
@@ -154,16 +153,11 @@ void GpuJpegDecoder::initialize_batch(int count) {
   batch_initialized_ = count;
 }
 
+// Read from the frame header alone (no library call), so the loader's workers can ask at once.
 bool GpuJpegDecoder::takes(const std::vector<uint8_t>& bytes) const {
   const std::optional<JpegCoding> coding = jpeg_coding(bytes);
   if (!coding || !gpu_decodable(*coding)) return false;
-  int components = 0;
-  nvjpegChromaSubsampling_t subsampling{};
-  int widths[NVJPEG_MAX_COMPONENT] = {}, heights[NVJPEG_MAX_COMPONENT] = {};
-  if (library_->image_info(library_->handle, bytes.data(), bytes.size(), &components, &subsampling, widths, heights) !=
-      NVJPEG_STATUS_SUCCESS)
-    return false;
-  return !library_->hardware || (subsampling != NVJPEG_CSS_410 && subsampling != NVJPEG_CSS_411);
+  return !library_->hardware || coding->luma_h < 4;  // the hardware engine has no 4:1:1 or 4:1:0
 }
 
 std::vector<DeviceWindow> GpuJpegDecoder::decode(const std::vector<const std::vector<uint8_t>*>& files,

@@ -54,6 +54,10 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
       coding.height = bytes[at + 5] << 8 | bytes[at + 6];
       coding.width = bytes[at + 7] << 8 | bytes[at + 8];
       coding.components = bytes[at + 9];
+      if (coding.components > 0 && at + 12 <= size) {  // component 1: id, then H (high nibble) and V sampling
+        coding.luma_h = bytes[at + 11] >> 4;
+        coding.luma_v = bytes[at + 11] & 0x0F;
+      }
       return coding;
     }
     if (marker == 0xDA || marker == 0xD9) return std::nullopt;  // a scan or the end before any frame header

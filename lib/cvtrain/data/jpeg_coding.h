@@ -17,6 +17,7 @@ struct JpegCoding {
   int precision = 8;         // bits per sample
   int components = 0;        // 1 gray, 3 YCbCr, 4 CMYK/YCCK
   int width = 0, height = 0;
+  int luma_h = 1, luma_v = 1;  // the first component's sampling factors: 4:4:4 1 x 1, 4:2:0 2 x 2, 4:1:1 4 x 1
 };
 
 // The frame header's facts; nullopt when `bytes` is not a JPEG or ends before its frame header.
