@@ -241,12 +241,15 @@ section_pipeline() {
 section_decode() {
   echo "== data.decoder: ResNet-50 bf16 b128 from 6,144 JPEG files (about 500x375), RandomResizedCrop 224 + flip"
   local images="$RUNS/images_x16"
-  for copy in $(seq 0 15); do
-    for class in "$BUNDLE/images"/*/; do
-      mkdir -p "$images/$(basename "$class")"
-      for file in "$class"*; do cp "$file" "$images/$(basename "$class")/${copy}_$(basename "$file")"; done
-    done
-  done
+  "$PYTHON" - "$BUNDLE/images" "$images" <<'PY'
+import os, shutil, sys
+source, target = sys.argv[1], sys.argv[2]
+for label in sorted(os.listdir(source)):
+    os.makedirs(os.path.join(target, label), exist_ok=True)
+    for name in os.listdir(os.path.join(source, label)):
+        for copy in range(16):
+            shutil.copyfile(os.path.join(source, label, name), os.path.join(target, label, f"{copy}_{name}"))
+PY
   local decoders="cpu"
   [ "$DEVICE" = cuda ] && decoders="cpu nvjpeg"
   for decoder in $decoders; do
