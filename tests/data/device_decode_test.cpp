@@ -19,7 +19,10 @@
 #include "cvtrain/data/jpeg_batch_decoder.h"
 #include "cvtrain/data/jpeg_coding.h"
 #include "cvtrain/data/sampler.h"
+#include "cvtrain/dist/communicator.h"
+#include "cvtrain/models/classifier.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/evaluator.h"
 #include "image_files.h"
 
 using namespace cvtrain;
@@ -236,3 +239,28 @@ TEST_CASE("data.decoder auto keeps the CPU where nvJPEG cannot serve and says wh
              Catch::Contains("data.format idx holds no JPEG files"));
 }
 
+
+// The trainer hands its (training) loader settings to the evaluation, keep_encoded included: the
+// centre view must still be the CPU's decode, or the feeder would meet files nobody decodes.
+TEST_CASE("evaluation decodes on the CPU even when the training loader leaves JPEGs to the device", "[data]") {
+  TempDir dir;
+  write_mixed_folder(dir);
+  const ImageFolderDataset data(dir.file("root"), 0);
+  Setup s;
+  HostJpegDecoder decoder;
+  torch::manual_seed(0);
+  ModelSpec spec;
+  spec.arch = "mlp";
+  spec.image_size = 48;
+  spec.num_classes = 2;
+  const std::shared_ptr<Classifier> model = build_model(spec, 3);
+  const auto communicator = single_process_communicator();
+  LoaderOptions keeping = s.options;
+  keeping.keep_encoded = [&](const std::vector<uint8_t>& bytes) { return decoder.takes(bytes); };
+  const EvalResult plain = evaluate(*model, data, s.options, cpu_feed(), PrecisionPolicy{Precision::kFp32}, *communicator);
+  const EvalResult kept = evaluate(*model, data, keeping, cpu_feed(), PrecisionPolicy{Precision::kFp32}, *communicator);
+  CHECK(kept.samples == 18);
+  CHECK(kept.loss == plain.loss);
+  CHECK(kept.top1 == plain.top1);
+  CHECK(decoder.batches == 0);
+}

@@ -23,6 +23,7 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   LoaderOptions eval_options = options;
   eval_options.drop_last = false;
   eval_options.transform.augment = nullptr;
+  eval_options.keep_encoded = nullptr;  // the centre view is Pillow's, pixel for pixel: always the CPU's decode
   BatchLoader loader(dataset, eval_share(dataset.size(), comm.world_size(), comm.rank()), eval_options);
   DeviceFeeder feeder(loader, feed);
 

@@ -95,6 +95,7 @@ std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe
   options.hflip = recipe.augment.hflip;
   options.seed = static_cast<uint64_t>(recipe.train.seed);
   options.device = run.device;
+  options.decoder = run.jpeg_decoder ? "nvjpeg" : "cpu";  // data.decoder as resolved for this run
   return bench_pipeline(*run.data.train, options).images_per_s;
 }
 
