@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "cvtrain/build_config.h"
 #include "cvtrain/core/error.h"
@@ -109,16 +110,24 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
       !l.bind(l.batched_initialize, "nvjpegDecodeBatchedInitialize", why_not) ||
       !l.bind(l.batched, "nvjpegDecodeBatched", why_not))
     return nullptr;
-  // The hardware engine where the GPU has one; its absence is a status, not an error.
-  l.hardware = l.create(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &l.handle) == NVJPEG_STATUS_SUCCESS;
-  if (!l.hardware) {
+  // The hardware engine where the GPU has one (its absence is a status, not an error). Otherwise
+  // GPU_HYBRID, whose batched decode does the Huffman stage on the GPU for batches over 50: the
+  // default backend would do it on this thread, the training loop's.
+  std::string backend;
+  for (const auto& [kind, name] : {std::pair{NVJPEG_BACKEND_HARDWARE, "hardware"}, std::pair{NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid"},
+                                   std::pair{NVJPEG_BACKEND_DEFAULT, "default"}}) {
     l.handle = nullptr;
-    const nvjpegStatus_t status = l.create(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &l.handle);
-    if (status != NVJPEG_STATUS_SUCCESS) {
-      why_not = fmt::format("nvjpegCreateEx failed with status {}", static_cast<int>(status));
-      return nullptr;
+    if (l.create(kind, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &l.handle) == NVJPEG_STATUS_SUCCESS) {
+      backend = name;
+      break;
     }
   }
+  if (backend.empty()) {
+    l.handle = nullptr;
+    why_not = "nvjpegCreateEx failed for the hardware, GPU-hybrid and default backends";
+    return nullptr;
+  }
+  l.hardware = backend == "hardware";
   if (const nvjpegStatus_t status = l.state_create(l.handle, &l.state); status != NVJPEG_STATUS_SUCCESS) {
     why_not = fmt::format("nvjpegJpegStateCreate failed with status {}", static_cast<int>(status));
     return nullptr;
@@ -126,7 +135,7 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
   std::unique_ptr<GpuJpegDecoder> decoder(new GpuJpegDecoder());
   decoder->library_ = std::move(library);
   decoder->device_ = device;
-  decoder->backend_ = decoder->library_->hardware ? "hardware" : "cuda";
+  decoder->backend_ = backend;
   decoder->decodes_regions_ = decoder->library_->has_region_decoding() && decoder->check_region_decoding();
   return decoder;
 }

@@ -1,6 +1,7 @@
 // JPEG decode on the GPU through nvJPEG's batched API: its hardware engine where the GPU has one
-// (A100, H100, H200), its CUDA backend elsewhere. libnvjpeg is loaded when first asked for (PyPI's
-// nvidia-nvjpeg wheel), so the binary runs where it is absent and says why it cannot decode there.
+// (A100, H100, H200), its GPU-hybrid CUDA backend elsewhere. libnvjpeg is loaded when first asked
+// for (PyPI's nvidia-nvjpeg wheel), so the binary runs where it is absent and says why it cannot
+// decode there.
 // Files nvJPEG does not take (progressive, CMYK, other formats: jpeg_coding.h) stay with the CPU.
 #pragma once
 
@@ -33,7 +34,7 @@ class GpuJpegDecoder : public JpegBatchDecoder {
   // the region's end; else whole. Throws Error when nvJPEG rejects the batch.
   std::vector<DeviceWindow> decode(const std::vector<const std::vector<uint8_t>*>& files,
                                    const std::vector<PixelRect>& regions) override;
-  // "hardware" or "cuda".
+  // "hardware", "gpu_hybrid" (Huffman decoding on the GPU for batches over 50) or "default".
   const std::string& backend() const { return backend_; }
   // Whether nvjpegDecodeBatchedEx decodes regions of interest here: checked when opened, on a JPEG
   // with known pixels, against the whole decode (the API has it; whether a backend honours it in

@@ -40,7 +40,7 @@ struct PipelineBenchResult {
   double cores_busy = 0;  // this process's CPU seconds over the timed window's seconds: host cores the pipeline kept busy
   int64_t bad_samples = 0;
   int64_t gpu_decoded = 0;   // decoder nvjpeg: images nvJPEG decoded (the rest went to the CPU)
-  std::string gpu_backend;   // decoder nvjpeg: "hardware" or "cuda"
+  std::string gpu_backend;   // decoder nvjpeg: GpuJpegDecoder::backend()
   bool gpu_regions = false;  // decoder nvjpeg: whether it decoded only each crop's region
 };
 
