@@ -114,7 +114,7 @@ FeedOptions cpu_feed() {
 
 // Every batch of one epoch through the feeder, with or without the device decoder.
 std::vector<DeviceBatch> epoch_batches(const Dataset& data, LoaderOptions options, JpegBatchDecoder* decoder, BadSamples* bad,
-                                       int64_t* device_decoded = nullptr) {
+                                       int64_t* device_decoded = nullptr, int64_t* host_decoded = nullptr) {
   options.bad_samples = bad;
   if (decoder) options.keep_encoded = [decoder](const std::vector<uint8_t>& bytes) { return decoder->takes(bytes); };
   BatchLoader loader(data, epoch_order(5, 1, data.size()), options);
@@ -124,6 +124,7 @@ std::vector<DeviceBatch> epoch_batches(const Dataset& data, LoaderOptions option
   std::vector<DeviceBatch> out;
   while (auto b = feeder.next()) out.push_back(*b);
   if (device_decoded) *device_decoded = decode ? decode->device_decoded() : 0;
+  if (host_decoded) *host_decoded = decode ? decode->host_decoded() : 0;
   return out;
 }
 
@@ -204,8 +205,11 @@ TEST_CASE("a batch the device decoder rejects comes out of the CPU path bit for 
   REQUIRE(decoder.takes(read_file_bytes(dir.file("root/c1/cut.jpg"))));  // its header passes: only decoding finds it broken
   BadSamples bad_cpu("cpu", data.size(), 0.5), bad_device("device", data.size(), 0.5);
   const std::vector<DeviceBatch> cpu = epoch_batches(data, s.options, nullptr, &bad_cpu);
-  const std::vector<DeviceBatch> device = epoch_batches(data, s.options, &decoder, &bad_device);
+  int64_t device_decoded = 0, host_decoded = 0;
+  const std::vector<DeviceBatch> device = epoch_batches(data, s.options, &decoder, &bad_device, &device_decoded, &host_decoded);
   REQUIRE(cpu.size() == device.size());
+  CHECK(host_decoded >= 1);
+  CHECK(device_decoded + host_decoded == 17);  // the 16 good baseline files and the cut one were all left to the device
   CHECK(bad_cpu.count() == 1);
   CHECK(bad_device.count() == 1);
   int identical_batches = 0;
