@@ -257,20 +257,25 @@ PY
     [ "$decoder" = nvjpeg ] && workers=4
     train_case "bf16_resnet50_b128_jpeg_${decoder}_w${workers}" data.format=imagefolder data.train="$images" data.val=       data.decoder=$decoder data.workers=$workers data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225]       model.arch=resnet50 model.image_size=224 precision=bf16 train.global_batch=128 train.epochs=2 optim.lr=0.1       augment.random_resized_crop=[0.08,1.0] augment.label_smoothing=0.1
     grep -h "data.decoder" "$RUNS/bf16_resnet50_b128_jpeg_${decoder}_w${workers}.log" | sed 's/^/    /' || true
-    input_share "$RUNS/bf16_resnet50_b128_jpeg_${decoder}_w${workers}/metrics.jsonl"
+    input_share "$RUNS/bf16_resnet50_b128_jpeg_${decoder}_w${workers}"
   done
 }
 
 # The step breakdown's input phases in the last logged interval: waiting for the loader (data) and
-# for the batch on the device (copy; with nvJPEG, its decode and render on the copy stream).
+# for the batch on the device (copy; with nvJPEG, its decode and render on the copy stream); and the
+# run's verdicts (host_bound: the training thread, which also launches the render, cannot keep up).
 input_share() {
-  [ -f "$1" ] || return 0
+  [ -f "$1/metrics.jsonl" ] || return 0
   "$PYTHON" - "$1" <<'PY'
-import json, sys
-records = [r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "train" and "copy_frac" in r]
+import json, os, sys
+records = [r for r in map(json.loads, open(f"{sys.argv[1]}/metrics.jsonl")) if r["kind"] == "train" and "copy_frac" in r]
 if records:
     r = records[-1]
     print(f"    last interval (step {r['step']}): data {r['data_frac']:.1%} + copy {r['copy_frac']:.1%} of the step")
+summary = f"{sys.argv[1]}/perf_summary.json"
+if os.path.exists(summary):
+    for verdict in json.load(open(summary)).get("verdicts", []):
+        print(f"    verdict {verdict.get('kind')}: {verdict.get('message', '')[:160]}")
 PY
 }
 
