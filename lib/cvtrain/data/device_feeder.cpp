@@ -10,9 +10,11 @@
 #include "cvtrain/data/batch_erasing.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_decode.h"
+#include "cvtrain/data/prefetch_thread.h"
 
 #if CVTRAIN_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
@@ -24,9 +26,8 @@ struct DeviceFeeder::CopyStream {
   explicit CopyStream(c10::DeviceIndex device) : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)) {}
   c10::cuda::CUDAStream stream;
 
-  // Copies (and decodes) on the side stream; the compute stream waits for it on the device, never the host.
-  Batch to_device(const Batch& host, const c10::Device& device, DeviceDecode* decode) {
-    const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
+  // Copies (and decodes) on the side stream, then records `ready` there.
+  Batch stage(const Batch& host, const c10::Device& device, DeviceDecode* decode, at::cuda::CUDAEvent& ready) {
     Batch out{};
     {
       c10::cuda::CUDAStreamGuard guard(stream);
@@ -37,21 +38,53 @@ struct DeviceFeeder::CopyStream {
       out.labels = host.labels.to(device, /*non_blocking=*/true);
       if (decode) decode->render(host.encoded, out.images, out.labels);
     }
-    at::cuda::CUDAEvent copied;
-    copied.record(stream);
-    copied.block(compute);
-    // Memory allocated on the copy stream is used on the compute stream: tell the caching allocator.
-    out.images.record_stream(compute.unwrap());
-    out.labels.record_stream(compute.unwrap());
+    ready.record(stream);
     out.first_sample = host.first_sample;
     out.erase_boxes = host.erase_boxes;  // a few bytes: erase_batch copies them behind the images
     out.erase_key = host.erase_key;
     return out;
   }
+
+  // On the consumer's thread: its stream waits for `ready` on the device, never the host, and the
+  // caching allocator learns that memory allocated on the copy stream is used there.
+  static void hand_over(const Batch& batch, at::cuda::CUDAEvent& ready, const c10::Device& device) {
+    const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
+    ready.block(compute);
+    batch.images.record_stream(compute.unwrap());
+    batch.labels.record_stream(compute.unwrap());
+  }
+
+  Batch to_device(const Batch& host, const c10::Device& device, DeviceDecode* decode) {
+    at::cuda::CUDAEvent ready;
+    Batch out = stage(host, device, decode, ready);
+    hand_over(out, ready, device);
+    return out;
+  }
+};
+
+// A batch staged ahead by the decode thread, with the event its copy and decode end in.
+struct StagedBatch {
+  Batch batch;
+  std::shared_ptr<at::cuda::CUDAEvent> ready;
 };
 #else
 struct DeviceFeeder::CopyStream {};
+struct StagedBatch {
+  Batch batch;
+};
 #endif
+
+// With a device decoder, the loader's batches are copied, decoded and rendered one batch ahead on a
+// thread of its own: nvJPEG's host work and the render's launches stay off the training thread.
+struct DeviceFeeder::DecodeAhead {
+  explicit DecodeAhead(DeviceFeeder& feeder)
+      : thread([&feeder] { return feeder.stage_next(/*on_caller_thread=*/false); }, /*depth=*/1, [device = feeder.options_.device] {
+#if CVTRAIN_WITH_CUDA
+          if (device.is_cuda()) c10::cuda::set_device(device.index());  // nvJPEG decodes on the thread's current device
+#endif
+        }) {}
+  PrefetchThread<StagedBatch> thread;
+};
 
 bool wants_pinned_memory(const c10::Device& device) {
 #if CVTRAIN_WITH_CUDA
@@ -76,23 +109,43 @@ DeviceFeeder::DeviceFeeder(BatchLoader& loader, FeedOptions options, DeviceDecod
     throw Error("this build of cvtrain has no CUDA support");
 #endif
   }
+  if (decode_) ahead_ = std::make_unique<DecodeAhead>(*this);
 }
 
 DeviceFeeder::~DeviceFeeder() = default;
 
-std::optional<DeviceBatch> DeviceFeeder::next() {
+// The loader's next batch, checked, copied and decoded: on the caller's thread (which has then
+// waited for data until the loader answered), or on the decode thread.
+std::optional<StagedBatch> DeviceFeeder::stage_next(bool on_caller_thread) {
   std::optional<Batch> host = loader_.next();
   if (!host) return std::nullopt;
-  arrived();
+  if (on_caller_thread) arrived();
   if (!host->encoded.empty() && !decode_)
     throw Error(fmt::format("the loader left {} samples encoded for a device decoder, and this feeder has none", host->encoded.size()));
   if (host->images.size(3) != mean_.size(1))
     throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", mean_.size(1),
                             host->images.size(3)));
+  StagedBatch staged;
 #if CVTRAIN_WITH_CUDA
-  if (copy_) *host = copy_->to_device(*host, options_.device, decode_);
+  if (copy_) {
+    staged.ready = std::make_shared<at::cuda::CUDAEvent>();
+    staged.batch = copy_->stage(*host, options_.device, decode_, *staged.ready);
+    return staged;
+  }
 #endif
-  if (!copy_ && decode_) decode_->render(host->encoded, host->images, host->labels);
+  if (decode_) decode_->render(host->encoded, host->images, host->labels);
+  staged.batch = std::move(*host);
+  return staged;
+}
+
+std::optional<DeviceBatch> DeviceFeeder::next() {
+  std::optional<StagedBatch> staged = ahead_ ? ahead_->thread.next() : stage_next(/*on_caller_thread=*/true);
+  if (!staged) return std::nullopt;
+  if (ahead_) arrived();  // staged ahead: the wait for data ends here
+  Batch* host = &staged->batch;
+#if CVTRAIN_WITH_CUDA
+  if (staged->ready) CopyStream::hand_over(*host, *staged->ready, options_.device);
+#endif
   // NHWC uint8 viewed as NCHW is channels_last already: one pass converts and lays out.
   const auto layout = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor images = host->images.permute({0, 3, 1, 2}).to(at::TensorOptions().dtype(at::kFloat), false, false, layout);

@@ -17,6 +17,7 @@ namespace cvtrain {
 class BatchLoader;
 class DeviceDecode;
 enum class EraseMode;
+struct StagedBatch;  // device_feeder.cpp
 
 struct FeedOptions {
   c10::Device device = c10::Device(c10::kCPU);
@@ -53,20 +54,24 @@ class BatchSource {
 
 class DeviceFeeder : public BatchSource {
  public:
-  // With `decode`, the samples the loader left encoded are decoded on the device (on the copy
-  // stream, so that it overlaps the step running) before the batch is normalised.
+  // With `decode`, the samples the loader left encoded are decoded on the device before the batch is
+  // normalised: on the copy stream (overlapping the step running) and one batch ahead on a thread
+  // of the feeder's own (keeping the decoder's host work off the caller's thread).
   DeviceFeeder(BatchLoader& loader, FeedOptions options, DeviceDecode* decode = nullptr);
   ~DeviceFeeder() override;
   // The next batch on the device, or nullopt after the last; rethrows the loader's errors.
   std::optional<DeviceBatch> next() override;
 
  private:
-  struct CopyStream;  // CUDA stream and event; defined where CUDA headers are included
+  struct CopyStream;   // CUDA stream and event; defined where CUDA headers are included
+  struct DecodeAhead;  // the decode thread
+  std::optional<StagedBatch> stage_next(bool on_caller_thread);
   BatchLoader& loader_;
   FeedOptions options_;
   DeviceDecode* decode_;
   at::Tensor mean_, inv_std_;  // [1, C, 1, 1] on the device, scaled for 0..255 input
   std::unique_ptr<CopyStream> copy_;
+  std::unique_ptr<DecodeAhead> ahead_;  // last: its thread reads the members above
 };
 
 // Whether page-locked host batches pay off: only when copies go to a CUDA device.
