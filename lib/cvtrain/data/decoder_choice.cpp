@@ -12,7 +12,7 @@
 namespace cvtrain {
 
 std::string device_decode_obstacle(DataFormat format, const Dataset& train, const SampleTransform& transform, const c10::Device& device) {
-  if (format != DataFormat::kImageFolder && format != DataFormat::kShards)
+  if (!holds_encoded_files(format))
     return fmt::format("data.format {} holds no JPEG files", name_of(format));
   if (train.channels() != 3) return fmt::format("the data has {} channel(s); nvJPEG decodes to RGB", train.channels());
   if (!device_renderable(transform))

@@ -31,8 +31,7 @@ std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double
 
 // Where the GPU could decode the JPEGs instead (data.decoder nvjpeg): a clause for the input-bound advice.
 std::string gpu_decode_advice(const PerfFacts& f, const Recipe& r) {
-  const bool jpeg_files = r.data.format == DataFormat::kImageFolder || r.data.format == DataFormat::kShards;
-  if (!f.on_gpu || !jpeg_files || r.data.decoder == DecoderKind::kNvjpeg || augment_needing_cpu_pixels(r.augment)) return "";
+  if (!f.on_gpu || !holds_encoded_files(r.data.format) || r.data.decoder == DecoderKind::kNvjpeg || augment_needing_cpu_pixels(r.augment)) return "";
   return ", or set data.decoder: nvjpeg, which decodes the JPEGs on the GPU and leaves the workers only reading";
 }
 

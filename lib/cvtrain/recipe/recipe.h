@@ -155,6 +155,10 @@ struct AugmentSpec {
   int64_t repeats = 1;      // repeated augmentation (DeiT's aug_repeats: 3): each sample k times an epoch, drawn apart, on different ranks
 };
 
+// Whether data.format keeps images as encoded files (JPEG, PNG...), which a GPU decoder could take;
+// idx holds pixels and synthetic makes them on the device.
+inline bool holds_encoded_files(DataFormat format) { return format == DataFormat::kImageFolder || format == DataFormat::kShards; }
+
 // The first augment key whose operation needs the CPU's decoded pixels (a GPU decoder renders only
 // crop and flip), or null when there is none.
 inline const char* augment_needing_cpu_pixels(const AugmentSpec& a) {

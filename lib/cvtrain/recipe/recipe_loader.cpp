@@ -576,7 +576,7 @@ void check_cuda_graphs(Recipe& r, bool trust_ratio, CrossChecks& check) {
 // cannot serve is a recipe error here, where `auto` would quietly choose the CPU.
 void check_decoder(const Recipe& r, const LoadOptions& options, CrossChecks& check) {
   if (r.data.decoder != DecoderKind::kNvjpeg) return;
-  if (r.data.format == DataFormat::kIdx || r.data.format == DataFormat::kSynthetic)
+  if (!holds_encoded_files(r.data.format))
     check.fail("data.decoder", fmt::format("nvjpeg decodes JPEG files, and data.format {} holds none; use cpu", name_of(r.data.format)));
   if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
     check.fail("data.decoder", "nvjpeg decodes on a GPU, and this run has none; use cpu (or auto, which chooses by the machine)");
