@@ -36,6 +36,7 @@ struct GpuJpegDecoder::Library {
   decltype(&nvjpegDecodeParamsDestroy) params_destroy = nullptr;
   decltype(&nvjpegDecodeParamsSetOutputFormat) params_format = nullptr;
   decltype(&nvjpegDecodeParamsSetROI) params_roi = nullptr;
+  decltype(&nvjpegDecodeBatchedPreAllocate) preallocate = nullptr;  // optional too
   nvjpegHandle_t handle = nullptr;
   nvjpegJpegState_t state = nullptr;
   std::vector<nvjpegDecodeParams_t> params;  // one per image of the largest batch so far
@@ -132,6 +133,11 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
     why_not = fmt::format("nvjpegJpegStateCreate failed with status {}", static_cast<int>(status));
     return nullptr;
   }
+  // The hardware engine draws its buffers from a pool only once one is preallocated, even with a
+  // size hint of 1 (NVIDIA's nvImageCodec does this and reports over 20 % on 8-GPU training). Only a
+  // speed-up: its failure changes nothing else.
+  if (l.hardware && l.bind_optional(l.preallocate, "nvjpegDecodeBatchedPreAllocate"))
+    l.preallocate(l.handle, l.state, 1, 1, 1, NVJPEG_CSS_444, NVJPEG_OUTPUT_RGBI);
   std::unique_ptr<GpuJpegDecoder> decoder(new GpuJpegDecoder());
   decoder->library_ = std::move(library);
   decoder->device_ = device;
