@@ -35,16 +35,38 @@ TEST_CASE("a baseline colour or gray JPEG is read as GPU-decodable with its size
   CHECK(gpu_decodable(*gray));
 }
 
-TEST_CASE("the luma sampling factors tell the chroma subsampling that nvJPEG's hardware engine refuses", "[data]") {
-  const auto sampling = [](int subsampling) {
+TEST_CASE("the sampling factors tell the chroma subsampling that nvJPEG's hardware engine refuses", "[data]") {
+  const auto coding_of = [](int subsampling) {
     const auto coding = jpeg_coding(encode_jpeg_pixels(pixels(64, 32, 3), 64, 32, TJPF_RGB, 90, subsampling));
     REQUIRE(coding);
-    return std::pair{coding->luma_h, coding->luma_v};
+    return *coding;
   };
-  CHECK(sampling(TJSAMP_444) == std::pair{1, 1});
-  CHECK(sampling(TJSAMP_422) == std::pair{2, 1});
-  CHECK(sampling(TJSAMP_420) == std::pair{2, 2});
-  CHECK(sampling(TJSAMP_411) == std::pair{4, 1});  // luma four times as wide: not for the hardware engine
+  const auto luma = [](const JpegCoding& c) { return std::pair{c.luma_h, c.luma_v}; };
+  CHECK(luma(coding_of(TJSAMP_444)) == std::pair{1, 1});
+  CHECK(luma(coding_of(TJSAMP_422)) == std::pair{2, 1});
+  CHECK(luma(coding_of(TJSAMP_420)) == std::pair{2, 2});
+  CHECK(luma(coding_of(TJSAMP_440)) == std::pair{1, 2});
+  CHECK(luma(coding_of(TJSAMP_411)) == std::pair{4, 1});  // luma four times as wide: not for the hardware engine
+  for (int named : {TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_440}) {
+    CAPTURE(named);
+    CHECK(coding_of(named).chroma_once);
+    CHECK(hardware_decodable_subsampling(coding_of(named)));
+  }
+  CHECK_FALSE(hardware_decodable_subsampling(coding_of(TJSAMP_411)));
+  CHECK(hardware_decodable_subsampling(*jpeg_coding(encode_jpeg_pixels(pixels(16, 16, 1), 16, 16, TJPF_GRAY))));
+
+  // Chroma sampled 2 x 1 under luma 2 x 2 (a factor byte rewritten in the frame header): no named
+  // subsampling, so not for the hardware engine, though still a file nvJPEG's other backends take.
+  std::vector<uint8_t> odd = encode_jpeg_pixels(pixels(64, 32, 3), 64, 32, TJPF_RGB, 90, TJSAMP_420);
+  size_t sof = 2;
+  while (odd[sof + 1] != 0xC0) sof += 2 + (static_cast<size_t>(odd[sof + 2]) << 8 | odd[sof + 3]);
+  REQUIRE(odd[sof + 14] == 0x11);  // component 2's factors
+  odd[sof + 14] = 0x21;
+  const auto unusual = jpeg_coding(odd);
+  REQUIRE(unusual);
+  CHECK_FALSE(unusual->chroma_once);
+  CHECK(gpu_decodable(*unusual));
+  CHECK_FALSE(hardware_decodable_subsampling(*unusual));
 }
 
 TEST_CASE("progressive and CMYK JPEGs go to the CPU decoder, and other bytes are no JPEG", "[data]") {

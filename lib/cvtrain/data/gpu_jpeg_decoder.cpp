@@ -172,7 +172,7 @@ void GpuJpegDecoder::initialize_batch(int count) {
 bool GpuJpegDecoder::takes(const std::vector<uint8_t>& bytes) const {
   const std::optional<JpegCoding> coding = jpeg_coding(bytes);
   if (!coding || !gpu_decodable(*coding)) return false;
-  return !library_->hardware || coding->luma_h < 4;  // the hardware engine has no 4:1:1 or 4:1:0
+  return !library_->hardware || hardware_decodable_subsampling(*coding);
 }
 
 std::vector<DeviceWindow> GpuJpegDecoder::decode(const std::vector<const std::vector<uint8_t>*>& files,

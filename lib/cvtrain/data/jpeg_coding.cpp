@@ -54,9 +54,15 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
       coding.height = bytes[at + 5] << 8 | bytes[at + 6];
       coding.width = bytes[at + 7] << 8 | bytes[at + 8];
       coding.components = bytes[at + 9];
-      if (coding.components > 0 && at + 12 <= size) {  // component 1: id, then H (high nibble) and V sampling
-        coding.luma_h = bytes[at + 11] >> 4;
-        coding.luma_v = bytes[at + 11] & 0x0F;
+      // Each component: id, then H (high nibble) and V sampling factors, then its quantisation table.
+      for (int c = 0; c < coding.components && at + 12 + 3 * static_cast<size_t>(c) <= size; ++c) {
+        const uint8_t factors = bytes[at + 11 + 3 * static_cast<size_t>(c)];
+        if (c == 0) {
+          coding.luma_h = factors >> 4;
+          coding.luma_v = factors & 0x0F;
+        } else if (factors != 0x11) {
+          coding.chroma_once = false;
+        }
       }
       return coding;
     }
@@ -69,6 +75,12 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
 bool gpu_decodable(const JpegCoding& c) {
   return !c.progressive && !c.arithmetic && !c.lossless && c.precision == 8 && (c.components == 1 || c.components == 3) && c.width > 0 &&
          c.height > 0;
+}
+
+bool hardware_decodable_subsampling(const JpegCoding& c) {
+  if (c.components == 1) return true;
+  const bool named = (c.luma_h == 1 || c.luma_h == 2) && (c.luma_v == 1 || c.luma_v == 2);  // 4:4:4, 4:2:2, 4:2:0, 4:4:0
+  return c.components == 3 && c.chroma_once && named;
 }
 
 }  // namespace cvtrain

@@ -18,6 +18,7 @@ struct JpegCoding {
   int components = 0;        // 1 gray, 3 YCbCr, 4 CMYK/YCCK
   int width = 0, height = 0;
   int luma_h = 1, luma_v = 1;  // the first component's sampling factors: 4:4:4 1 x 1, 4:2:0 2 x 2, 4:1:1 4 x 1
+  bool chroma_once = true;     // every other component sampled 1 x 1 (what every named subsampling has)
 };
 
 // The frame header's facts; nullopt when `bytes` is not a JPEG or ends before its frame header.
@@ -26,6 +27,10 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes);
 // A baseline or extended sequential Huffman JPEG of 8-bit gray or YCbCr: what nvJPEG's batched
 // decode takes on every backend. Progressive, arithmetic, lossless, 12-bit and CMYK files are not.
 bool gpu_decodable(const JpegCoding& coding);
+
+// Gray, or colour in one of 4:4:4, 4:2:2, 4:2:0 and 4:4:0: the subsamplings nvJPEG's hardware engine
+// decodes (NVIDIA's nvImageCodec asks the same of it). 4:1:1, 4:1:0 and unusual factors are not.
+bool hardware_decodable_subsampling(const JpegCoding& coding);
 
 // A gray or RGB image as a baseline JPEG (libjpeg-turbo, 4:2:0 chroma, accurate DCT): for `cvtrain
 // data pack` and for checking a GPU decoder against known pixels. Throws Error when encoding fails.
