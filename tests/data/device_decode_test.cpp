@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <functional>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/batch_loader.h"
@@ -34,11 +35,13 @@ using cvtrain::testing::write_bytes;
 namespace {
 
 // nvJPEG's contract on the host: takes what gpu_decodable allows, decodes files to RGB, with
-// `regions` only from the 16-pixel block corner before each region on (as nvJPEG's ROI), and throws
+// `regions` only from the 16-pixel block corner before each region on (as nvJPEG's ROI), refuses
+// the files `refuse` names within the batch (as the hardware engine asked per file), and throws
 // for the whole batch when one file fails.
 class HostJpegDecoder : public JpegBatchDecoder {
  public:
-  explicit HostJpegDecoder(bool regions = false) : regions_(regions) {}
+  explicit HostJpegDecoder(bool regions = false, std::function<bool(const JpegCoding&)> refuse = {})
+      : regions_(regions), refuse_(std::move(refuse)) {}
   bool takes(const std::vector<uint8_t>& bytes) const override {
     const auto coding = jpeg_coding(bytes);
     return coding && gpu_decodable(*coding);
@@ -47,6 +50,10 @@ class HostJpegDecoder : public JpegBatchDecoder {
     ++batches;
     std::vector<DeviceWindow> out;
     for (size_t i = 0; i < files.size(); ++i) {
+      if (refuse_ && refuse_(*jpeg_coding(*files[i]))) {
+        out.push_back(DeviceWindow{});
+        continue;
+      }
       const Image image = decode_image(*files[i], "a file in the batch");
       at::Tensor pixels = at::from_blob(const_cast<uint8_t*>(image.pixels.data()), {image.height, image.width, 3}, at::kByte).clone();
       const PixelRect& r = regions[i];
@@ -63,6 +70,7 @@ class HostJpegDecoder : public JpegBatchDecoder {
 
  private:
   bool regions_;
+  std::function<bool(const JpegCoding&)> refuse_;
 };
 
 // Photo-like pixels (smooth shading, some texture), so that resampling differences are realistic.
@@ -218,6 +226,37 @@ TEST_CASE("a batch the device decoder rejects comes out of the CPU path bit for 
     if (at::equal(cpu[b].images, device[b].images)) ++identical_batches;
   }
   CHECK(identical_batches == 1);  // the batch holding the cut file; the others were rendered on the "device"
+}
+
+TEST_CASE("files the device decoder refuses within a batch come out of the CPU path bit for bit, the rest from the device", "[data]") {
+  TempDir dir;
+  write_mixed_folder(dir);
+  const ImageFolderDataset data(dir.file("root"), 0);
+  Setup s;
+  const auto wide = [](const JpegCoding& c) { return c.width >= 250; };  // files 10 to 15 (120 + 13 i pixels wide)
+  HostJpegDecoder everything, refusing_wide(/*regions=*/false, wide);
+  BadSamples bad_cpu("cpu", data.size(), 0.5), bad_all("all", data.size(), 0.5), bad_some("some", data.size(), 0.5);
+  const std::vector<DeviceBatch> cpu = epoch_batches(data, s.options, nullptr, &bad_cpu);
+  const std::vector<DeviceBatch> all = epoch_batches(data, s.options, &everything, &bad_all);
+  int64_t device_decoded = 0, host_decoded = 0;
+  const std::vector<DeviceBatch> some = epoch_batches(data, s.options, &refusing_wide, &bad_some, &device_decoded, &host_decoded);
+  CHECK(device_decoded == 10);
+  CHECK(host_decoded == 6);
+  CHECK(refusing_wide.batches == static_cast<int>(cpu.size()));  // no batch fell back whole
+  REQUIRE(some.size() == cpu.size());
+  int64_t from_cpu = 0, from_device = 0;
+  for (size_t b = 0; b < cpu.size(); ++b) {
+    CHECK(at::equal(cpu[b].labels, some[b].labels));
+    for (int64_t i = 0; i < cpu[b].images.size(0); ++i) {
+      const bool as_cpu = at::equal(some[b].images[i], cpu[b].images[i]), as_device = at::equal(some[b].images[i], all[b].images[i]);
+      CHECK((as_cpu || as_device));
+      if (as_cpu && !as_device) ++from_cpu;
+      if (as_device && !as_cpu) ++from_device;
+    }
+  }
+  CHECK(from_cpu == 6);  // the refused files, and not one more
+  CHECK(from_device == 10);
+  CHECK(bad_some.count() == 0);
 }
 
 TEST_CASE("data.decoder auto keeps the CPU where nvJPEG cannot serve and says why, and nvjpeg there is an error", "[data]") {

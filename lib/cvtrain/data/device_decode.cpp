@@ -1,4 +1,5 @@
-// DeviceDecode (see device_decode.h): one batched decode, one render per sample, or the CPU path.
+// DeviceDecode (see device_decode.h): one batched decode, one render per sample, or the CPU path
+// for the batch or the files the decoder refused.
 #include "cvtrain/data/device_decode.h"
 
 #include <ATen/ATen.h>
@@ -47,13 +48,21 @@ void DeviceDecode::render(const std::vector<EncodedSample>& encoded, at::Tensor 
     render_on_host(encoded, images, labels);
     return;
   }
-  for (size_t k = 0; k < encoded.size(); ++k)
+  std::vector<EncodedSample> refused;
+  for (size_t k = 0; k < encoded.size(); ++k) {
+    if (!decoded[k].pixels.defined()) {
+      refused.push_back(encoded[k]);
+      continue;
+    }
     render_on_device(decoded[k].pixels, plan_within(encoded[k].plan, decoded[k]), transform_.image_size, images[encoded[k].slot]);
-  device_decoded_ += static_cast<int64_t>(encoded.size());
+    ++device_decoded_;
+  }
+  render_on_host(refused, images, labels);
 }
 
 // The CPU path for each sample, keyed as before: prepare_sample from the same sample and draw.
 void DeviceDecode::render_on_host(const std::vector<EncodedSample>& encoded, at::Tensor images, at::Tensor labels) {
+  if (encoded.empty()) return;
   const int64_t side = transform_.image_size;
   at::Tensor pixels = at::empty({side, side, 3}, at::kByte);
   for (const EncodedSample& sample : encoded) {

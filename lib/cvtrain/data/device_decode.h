@@ -1,8 +1,8 @@
 // data.decoder nvjpeg's device half: the samples a loader batch left encoded (Batch::encoded) are
 // decoded in one call of a batch decoder and rendered, as their crop plans say, into their slots of
-// the batch on the device. A batch the decoder rejects goes through the CPU path instead, sample by
-// sample with the same plans and bad-sample rules, so a file nvJPEG cannot decode costs time, not
-// the run.
+// the batch on the device. A batch the decoder rejects, and a file it refuses within a batch, go
+// through the CPU path instead, sample by sample with the same plans and bad-sample rules, so a
+// file nvJPEG cannot decode costs time, not the run.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,7 +26,7 @@ class DeviceDecode {
   void render(const std::vector<EncodedSample>& encoded, at::Tensor images, at::Tensor labels);
 
   int64_t device_decoded() const { return device_decoded_; }  // samples the decoder took
-  int64_t host_decoded() const { return host_decoded_; }      // samples of rejected batches, decoded on the CPU
+  int64_t host_decoded() const { return host_decoded_; }      // refused or in rejected batches: decoded on the CPU
 
  private:
   void render_on_host(const std::vector<EncodedSample>& encoded, at::Tensor images, at::Tensor labels);

@@ -37,12 +37,20 @@ struct GpuJpegDecoder::Library {
   decltype(&nvjpegDecodeParamsSetOutputFormat) params_format = nullptr;
   decltype(&nvjpegDecodeParamsSetROI) params_roi = nullptr;
   decltype(&nvjpegDecodeBatchedPreAllocate) preallocate = nullptr;  // optional too
+  // The hardware engine's answer per file (optional: absent, every file the header allows is sent).
+  decltype(&nvjpegJpegStreamCreate) stream_create = nullptr;
+  decltype(&nvjpegJpegStreamDestroy) stream_destroy = nullptr;
+  decltype(&nvjpegJpegStreamParseHeader) parse_header = nullptr;
+  decltype(&nvjpegDecodeBatchedSupported) supported = nullptr;
+  decltype(&nvjpegDecodeBatchedSupportedEx) supported_ex = nullptr;
+  nvjpegJpegStream_t parsed = nullptr;  // the header the engine is asked about
   nvjpegHandle_t handle = nullptr;
   nvjpegJpegState_t state = nullptr;
   std::vector<nvjpegDecodeParams_t> params;  // one per image of the largest batch so far
   bool hardware = false;
 
   ~Library() {
+    if (parsed) stream_destroy(parsed);
     for (nvjpegDecodeParams_t p : params) params_destroy(p);
     if (state) state_destroy(state);
     if (handle) destroy(handle);
@@ -64,6 +72,22 @@ struct GpuJpegDecoder::Library {
     return bind_optional(batched_ex, "nvjpegDecodeBatchedEx") && bind_optional(params_create, "nvjpegDecodeParamsCreate") &&
            bind_optional(params_destroy, "nvjpegDecodeParamsDestroy") &&
            bind_optional(params_format, "nvjpegDecodeParamsSetOutputFormat") && bind_optional(params_roi, "nvjpegDecodeParamsSetROI");
+  }
+  // Whether the hardware engine answers per file; only asked of the hardware backend.
+  bool open_support_queries() {
+    return bind_optional(stream_create, "nvjpegJpegStreamCreate") && bind_optional(stream_destroy, "nvjpegJpegStreamDestroy") &&
+           bind_optional(parse_header, "nvjpegJpegStreamParseHeader") && bind_optional(supported, "nvjpegDecodeBatchedSupported") &&
+           bind_optional(supported_ex, "nvjpegDecodeBatchedSupportedEx") && stream_create(handle, &parsed) == NVJPEG_STATUS_SUCCESS;
+  }
+  // The engine's own word on one file (0 means yes), with its region where `roi` is given: it knows
+  // limits the frame header does not show, and one file it refuses would fail the whole batch. A
+  // header it cannot parse is refused too; the CPU path then says what is wrong with the file.
+  bool engine_takes(const std::vector<uint8_t>& file, nvjpegDecodeParams_t roi) {
+    if (!parsed) return true;
+    int answer = -1;
+    if (parse_header(handle, file.data(), file.size(), parsed) != NVJPEG_STATUS_SUCCESS) return false;
+    const nvjpegStatus_t status = roi ? supported_ex(handle, parsed, roi, &answer) : supported(handle, parsed, &answer);
+    return status == NVJPEG_STATUS_SUCCESS && answer == 0;
   }
 };
 
@@ -138,6 +162,7 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::open(const c10::Device& device, 
   // speed-up: its failure changes nothing else.
   if (l.hardware && l.bind_optional(l.preallocate, "nvjpegDecodeBatchedPreAllocate"))
     l.preallocate(l.handle, l.state, 1, 1, 1, NVJPEG_CSS_444, NVJPEG_OUTPUT_RGBI);
+  if (l.hardware && !l.open_support_queries()) l.parsed = nullptr;
   std::unique_ptr<GpuJpegDecoder> decoder(new GpuJpegDecoder());
   decoder->library_ = std::move(library);
   decoder->device_ = device;
@@ -153,6 +178,7 @@ bool GpuJpegDecoder::check_region_decoding() {
   try {
     const at::Tensor whole = decode_batch({&bytes}, {PixelRect{}}, false)[0].pixels;
     const DeviceWindow part = decode_batch({&bytes}, {PixelRect{37, 21, 40, 30}}, true)[0];
+    if (!whole.defined() || !part.pixels.defined()) return false;  // the engine refused the probe or its region
     if (part.x != 32 || part.y != 16 || part.pixels.size(0) != 35 || part.pixels.size(1) != 45) return false;
     const at::Tensor expected = whole.narrow(0, part.y, part.pixels.size(0)).narrow(1, part.x, part.pixels.size(1));
     return (expected.to(at::kInt) - part.pixels.to(at::kInt)).abs().max().item<int>() <= 2;
@@ -183,43 +209,42 @@ std::vector<DeviceWindow> GpuJpegDecoder::decode(const std::vector<const std::ve
 std::vector<DeviceWindow> GpuJpegDecoder::decode_batch(const std::vector<const std::vector<uint8_t>*>& files,
                                                        const std::vector<PixelRect>& regions, bool in_regions) {
   Library& l = *library_;
-  const int count = static_cast<int>(files.size());
-  if (count == 0) return {};
-  std::vector<DeviceWindow> windows;
-  std::vector<PixelRect> decoded;
+  std::vector<DeviceWindow> windows(files.size());  // a refused file's pixels stay undefined
+  if (files.empty()) return windows;
+  while (in_regions && l.params.size() < files.size()) {
+    l.params.emplace_back();
+    check_status(l.params_create(l.handle, &l.params.back()), "nvjpegDecodeParamsCreate");
+  }
+  // What goes into the call: the files the engine takes, their destinations and parameters.
   std::vector<const unsigned char*> data;
   std::vector<size_t> lengths;
-  std::vector<nvjpegImage_t> destinations(files.size());
+  std::vector<nvjpegImage_t> destinations;
+  std::vector<nvjpegDecodeParams_t> params;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::optional<JpegCoding> coding = jpeg_coding(*files[i]);
     if (!coding) throw Error("GpuJpegDecoder::decode: a file it does not take");
-    const PixelRect window = in_regions ? window_for(regions[i], coding->width, coding->height)
-                                        : PixelRect{0, 0, coding->width, coding->height};
-    decoded.push_back(window);
-    windows.push_back(DeviceWindow{at::empty({window.height, window.width, 3}, at::TensorOptions(device_).dtype(at::kByte)), window.x, window.y});
-    destinations[i] = nvjpegImage_t{};
-    destinations[i].channel[0] = windows.back().pixels.data_ptr<uint8_t>();
-    destinations[i].pitch[0] = static_cast<size_t>(window.width) * 3;
-    data.push_back(files[i]->data());
-    lengths.push_back(files[i]->size());
-  }
-  initialize_batch(count);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
-  nvjpegStatus_t status;
-  if (in_regions) {
-    while (l.params.size() < files.size()) {
-      l.params.emplace_back();
-      check_status(l.params_create(l.handle, &l.params.back()), "nvjpegDecodeParamsCreate");
-    }
-    for (size_t i = 0; i < files.size(); ++i) {
-      const PixelRect& w = decoded[i];
+    const PixelRect w = in_regions ? window_for(regions[i], coding->width, coding->height) : PixelRect{0, 0, coding->width, coding->height};
+    if (in_regions) {
       check_status(l.params_format(l.params[i], NVJPEG_OUTPUT_RGBI), "nvjpegDecodeParamsSetOutputFormat");
       check_status(l.params_roi(l.params[i], w.x, w.y, w.width, w.height), "nvjpegDecodeParamsSetROI");
     }
-    status = l.batched_ex(l.handle, l.state, data.data(), lengths.data(), destinations.data(), l.params.data(), stream);
-  } else {
-    status = l.batched(l.handle, l.state, data.data(), lengths.data(), destinations.data(), stream);
+    if (!l.engine_takes(*files[i], in_regions ? l.params[i] : nullptr)) continue;
+    windows[i] = DeviceWindow{at::empty({w.height, w.width, 3}, at::TensorOptions(device_).dtype(at::kByte)), w.x, w.y};
+    nvjpegImage_t destination{};
+    destination.channel[0] = windows[i].pixels.data_ptr<uint8_t>();
+    destination.pitch[0] = static_cast<size_t>(w.width) * 3;
+    destinations.push_back(destination);
+    data.push_back(files[i]->data());
+    lengths.push_back(files[i]->size());
+    if (in_regions) params.push_back(l.params[i]);
   }
+  const int count = static_cast<int>(data.size());
+  if (count == 0) return windows;
+  initialize_batch(count);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
+  const nvjpegStatus_t status = in_regions
+                                    ? l.batched_ex(l.handle, l.state, data.data(), lengths.data(), destinations.data(), params.data(), stream)
+                                    : l.batched(l.handle, l.state, data.data(), lengths.data(), destinations.data(), stream);
   if (status != NVJPEG_STATUS_SUCCESS) {
     batch_initialized_ = 0;  // a failed batch needs the state initialised again
     throw Error(fmt::format("nvjpegDecodeBatched{} ({} backend) failed on a batch of {} with status {}", in_regions ? "Ex" : "", backend_,

@@ -31,7 +31,9 @@ class GpuJpegDecoder : public JpegBatchDecoder {
   bool takes(const std::vector<uint8_t>& bytes) const override;
   // Decodes files it takes, all in one batched call on the current stream. Where nvJPEG decodes
   // regions (decodes_regions()), each file only from the 16-pixel block corner before its region to
-  // the region's end; else whole. Throws Error when nvJPEG rejects the batch.
+  // the region's end; else whole. The hardware engine is first asked about each file
+  // (nvjpegDecodeBatchedSupported); one it refuses is left out of the call, its pixels undefined.
+  // Throws Error when nvJPEG rejects the batch.
   std::vector<DeviceWindow> decode(const std::vector<const std::vector<uint8_t>*>& files,
                                    const std::vector<PixelRect>& regions) override;
   // "hardware", "gpu_hybrid" (Huffman decoding on the GPU for batches over 50) or "default".

@@ -25,8 +25,9 @@ class JpegBatchDecoder {
   virtual bool takes(const std::vector<uint8_t>& bytes) const = 0;
   // Decodes files it takes, all in one call on the current stream, at full size. `regions[i]` is
   // the part of file i the caller needs (width 0: all of it); a decoder that can decode part of a
-  // file (nvJPEG's ROI) returns a window covering at least that part, others the whole image.
-  // Throws Error when the batch is rejected.
+  // file (nvJPEG's ROI) returns a window covering at least that part, others the whole image. A
+  // file it finds it cannot decode after all (nvJPEG's hardware engine asked per file) gets a
+  // window with undefined `pixels`, for the CPU. Throws Error when the batch is rejected.
   virtual std::vector<DeviceWindow> decode(const std::vector<const std::vector<uint8_t>*>& files,
                                            const std::vector<PixelRect>& regions) = 0;
 };
