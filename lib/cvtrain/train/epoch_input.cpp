@@ -1,6 +1,7 @@
 // An epoch's batches for one rank (see epoch_input.h).
 #include "cvtrain/train/epoch_input.h"
 
+#include "cvtrain/core/log.h"
 #include "cvtrain/data/auto_augment.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/dataset.h"
@@ -17,7 +18,15 @@ namespace cvtrain {
 
 EpochInput::EpochInput() = default;
 EpochInput::EpochInput(EpochInput&&) noexcept = default;
-EpochInput::~EpochInput() = default;
+// What nvJPEG left to the CPU shows once an epoch's input closes: a dataset full of files it refuses
+// would otherwise train at the CPU's pace with nothing said.
+EpochInput::~EpochInput() {
+  if (!decode || decode->host_decoded() == 0) return;
+  const int64_t all = decode->host_decoded() + decode->device_decoded();
+  log::warn("data.decoder: {} of the {} files kept for nvJPEG this epoch were decoded on the CPU instead ({:.1f}%: refused by "
+            "nvJPEG, or in batches it rejected)",
+            decode->host_decoded(), all, 100.0 * static_cast<double>(decode->host_decoded()) / static_cast<double>(all));
+}
 
 EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const RankInfo& rank, int64_t epoch, int64_t first_batch) {
   LoaderOptions options = run.loader;
