@@ -1,0 +1,203 @@
+// The recipe rules that involve more than one key (see recipe_checks.h), one function a section.
+#include "cvtrain/recipe/recipe_checks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cvtrain/recipe/batch_plan.h"
+
+namespace cvtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CrossChecks {
+  const KeyFailure& fail;
+};
+
+void resolve_batch(TrainSpec& t, int64_t world, const CrossChecks& check) {
+  const int64_t g = t.global_batch, m = t.micro_batch, a = t.accumulation;
+  if (g && m && a) {
+    if (g != m * a * world)
+      check.fail("train.global_batch", fmt::format("{} does not equal micro_batch {} x accumulation {} x world size {} = {}",
+                                                   g, m, a, world, m * a * world));
+  } else if (m && a) {
+    t.global_batch = m * a * world;
+  } else if (g && (m || a)) {
+    const int64_t known = (m ? m : a) * world;
+    if (g % known != 0) {
+      check.fail("train.global_batch", fmt::format("{} is not divisible by {} {} x world size {} = {}", g,
+                                                   m ? "micro_batch" : "accumulation", m ? m : a, world, known));
+    } else if (m) {
+      t.accumulation = g / known;
+    } else {
+      t.micro_batch = g / known;
+    }
+  } else if (g) {
+    if (g % world != 0)
+      check.fail("train.global_batch", fmt::format("{} is not divisible by the world size {}", g, world));
+    t.micro_batch = g / world;
+    t.accumulation = 1;
+  } else if (m) {
+    t.accumulation = 1;
+    t.global_batch = m * world;
+  } else {
+    check.fail("train.global_batch", "set train.global_batch and/or train.micro_batch (accumulation is derived)");
+  }
+}
+
+bool whole(double v) { return v >= 0 && v == static_cast<double>(static_cast<int64_t>(v)); }
+
+void check_profile(const ProfileSpec& p, const CrossChecks& check) {
+  const auto& s = p.steps;
+  if (!s.empty() && (s.size() != 2 || !whole(s[0]) || !whole(s[1]) || s[0] < 1 || s[0] > s[1]))
+    check.fail("profile.steps", "expected [first, last], whole optimizer steps with 1 <= first <= last, e.g. [20, 25]");
+  else if (!s.empty() && s[1] - s[0] + 1 > ProfileSpec::kMaxSteps)
+    check.fail("profile.steps", fmt::format("a trace covers at most {} steps (it grows with every step), got {}", ProfileSpec::kMaxSteps,
+                                            static_cast<int64_t>(s[1] - s[0] + 1)));
+  for (double r : p.ranks)
+    if (!whole(r)) check.fail("profile.ranks", fmt::format("expected rank numbers (whole, from 0), got {}", r));
+}
+
+void check_paths(const Recipe& r, const CrossChecks& check) {
+  const bool folders = r.data.format != DataFormat::kIdx;
+  for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (!exists)
+      check.fail(key, fmt::format("'{}' does not exist", path));
+    else if (folders != fs::is_directory(path, ec))
+      check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", name_of(r.data.format)));
+  }
+}
+
+
+// micro_batch: auto searches GPU memory; it needs a GPU and a global batch to divide, and fsdp's
+// memory depends on its gathering, which a plain forward and backward cannot probe.
+void check_auto_micro_batch(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
+  if (!r.train.micro_batch_auto) return;
+  if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
+    check.fail("train.micro_batch", "auto searches GPU memory for the largest micro-batch that fits, and this run has no GPU; "
+                                    "set a number (the global batch is then reached by accumulation)");
+  if (r.train.global_batch <= 0) check.fail("train.micro_batch", "auto needs train.global_batch, which it divides");
+  if (r.train.accumulation > 0) check.fail("train.accumulation", "is derived when train.micro_batch is auto; leave it out");
+  if (r.strategy == StrategyKind::kFsdp) check.fail("train.micro_batch", "auto is not available with strategy fsdp; set a number");
+}
+
+// A captured step cannot let the host decide whether to skip it: only the fused kernels take that
+// decision as a device flag, so auto resolves to fused and anything else is refused here.
+void check_cuda_graphs(Recipe& r, bool trust_ratio, const CrossChecks& check) {
+  if (!r.train.cuda_graphs) return;
+  if (trust_ratio)
+    check.fail("train.cuda_graphs", fmt::format("needs a fused optimizer (sgd or adamw); {} updates through host decisions", name_of(r.optim.name)));
+  else if (r.optim.implementation == OptimImplementation::kForeach)
+    check.fail("optim.implementation",
+               "foreach decides on the host whether to skip a step, which a captured step cannot; with train.cuda_graphs use fused (or auto)");
+  else
+    r.optim.implementation = OptimImplementation::kFused;
+}
+
+// data.decoder nvjpeg decodes JPEG files on a GPU and renders only crop and flip there: what it
+// cannot serve is a recipe error here, where `auto` would quietly choose the CPU.
+void check_decoder(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
+  if (r.data.decoder != DecoderKind::kNvjpeg) return;
+  if (!holds_encoded_files(r.data.format))
+    check.fail("data.decoder", fmt::format("nvjpeg decodes JPEG files, and data.format {} holds none; use cpu", name_of(r.data.format)));
+  if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
+    check.fail("data.decoder", "nvjpeg decodes on a GPU, and this run has none; use cpu (or auto, which chooses by the machine)");
+  if (const char* on_cpu_only = augment_needing_cpu_pixels(r.augment))
+    check.fail(on_cpu_only, "runs on the CPU's decoded pixels, and data.decoder nvjpeg decodes on the GPU (rendering only crop and flip "
+                            "there); use data.decoder cpu (or auto, which chooses it here)");
+}
+
+bool updates_flat_shards(StrategyKind s) { return s == StrategyKind::kZero1 || s == StrategyKind::kZero2 || s == StrategyKind::kFsdp; }
+
+void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
+  const bool synthetic = r.data.format == DataFormat::kSynthetic;
+  if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
+  if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
+  std::error_code missing_file;
+  if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
+    check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
+  if (options.check_paths && !synthetic) check_paths(r, check);
+  if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
+  if (r.data.mean.size() != r.data.std.size())
+    check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
+  for (double s : r.data.std)
+    if (s <= 0) check.fail("data.std", fmt::format("every value must be greater than 0, got {}", s));
+}
+
+void check_augment(const Recipe& r, const CrossChecks& check) {
+  const auto& crop = r.augment.random_resized_crop;
+  if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
+    check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)
+    check.fail("augment.repeats", fmt::format("{} copies do not fit in a global batch of {}", r.augment.repeats, r.train.global_batch));
+  const RandomErasingSpec& erasing = r.augment.random_erasing;
+  if (erasing.min_area > erasing.max_area)
+    check.fail("augment.random_erasing.min_area", fmt::format("{} is above max_area {}", erasing.min_area, erasing.max_area));
+}
+
+// The optimizer against the strategy: LAMB and LARS need whole parameters, and only sgd and adamw
+// have fused kernels (which train.cuda_graphs needs).
+void check_optimizer(Recipe& r, const CrossChecks& check) {
+  const bool trust_ratio = r.optim.name == OptimizerKind::kLamb || r.optim.name == OptimizerKind::kLars;
+  if (trust_ratio && updates_flat_shards(r.strategy))
+    check.fail("optim.name", fmt::format("{}'s trust ratio needs each parameter's whole norm, and {} updates flat shards that "
+                                         "cut across parameters; use single or ddp with it",
+                                         name_of(r.optim.name), name_of(r.strategy)));
+  if (r.optim.implementation == OptimImplementation::kFused && trust_ratio)
+    check.fail("optim.implementation", fmt::format("ATen has fused kernels for sgd and adamw, not {}; use foreach or auto", name_of(r.optim.name)));
+  check_cuda_graphs(r, trust_ratio, check);
+  if (r.optim.layer_decay > 0 && updates_flat_shards(r.strategy))
+    check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
+  const auto& betas = r.optim.betas;
+  if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
+    check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");
+  if (r.optim.nesterov && r.optim.momentum == 0) check.fail("optim.nesterov", "needs optim.momentum > 0");
+}
+
+void check_schedule(const Recipe& r, const CrossChecks& check) {
+  if (r.schedule.warmup_lr > r.optim.lr)
+    check.fail("schedule.warmup_lr", fmt::format("{} is above optim.lr {} (warmup rises to optim.lr)", r.schedule.warmup_lr, r.optim.lr));
+  if (r.schedule.min_lr > r.optim.lr)
+    check.fail("schedule.min_lr", fmt::format("{} is above optim.lr {}", r.schedule.min_lr, r.optim.lr));
+  const auto& m = r.schedule.milestones;
+  if (!std::is_sorted(m.begin(), m.end()) || (!m.empty() && m.front() <= 0))
+    check.fail("schedule.milestones", "must be positive epochs in increasing order");
+  if (r.schedule.name == ScheduleKind::kStep && m.empty()) check.fail("schedule.milestones", "schedule 'step' needs milestones");
+}
+
+// strategy: auto becomes ddp on several ranks and single on one.
+void resolve_strategy(Recipe& r, int world, const CrossChecks& check) {
+  if (r.strategy == StrategyKind::kAuto) r.strategy = world > 1 ? StrategyKind::kDdp : StrategyKind::kSingle;
+  if (r.strategy == StrategyKind::kSingle && world > 1)
+    check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp (or auto, which picks it)", world));
+  if (r.distributed.node_rank >= r.distributed.nnodes)
+    check.fail("distributed.node_rank", fmt::format("{} is outside [0, nnodes {})", r.distributed.node_rank, r.distributed.nnodes));
+}
+
+}  // namespace
+
+void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) {
+  const CrossChecks check{fail};
+  // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.
+  const int world = options.saved_by_run ? BatchPlan::of(r.train).world
+                    : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
+  check_auto_micro_batch(r, options, check);
+  resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
+  check_data(r, options, check);
+  check_profile(r.profile, check);
+  check_augment(r, check);
+  check_optimizer(r, check);
+  check_decoder(r, options, check);
+  check_schedule(r, check);
+  if (options.check_model)
+    for (const KeyProblem& problem : options.check_model(r.model)) check.fail(problem.key, problem.message);
+  resolve_strategy(r, world, check);
+}
+
+}  // namespace cvtrain

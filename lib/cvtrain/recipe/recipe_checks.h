@@ -1,0 +1,20 @@
+// The recipe's rules that involve more than one key: the batch triple, data and paths, optimizer
+// against strategy, data.decoder, schedule against lr, strategy: auto. load_recipe runs them once
+// every key has been read.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "cvtrain/recipe/recipe_loader.h"
+
+namespace cvtrain {
+
+// Where a rule reports a problem with a key; the loader adds the file:line that set the key.
+using KeyFailure = std::function<void(const std::string& key, const std::string& message)>;
+
+// Resolves what the keys leave derived (the batch triple, strategy: auto, the optimizer
+// implementation train.cuda_graphs needs) and reports every combination that cannot run.
+void cross_check(Recipe& recipe, const LoadOptions& options, const KeyFailure& fail);
+
+}  // namespace cvtrain
