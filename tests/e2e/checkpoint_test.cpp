@@ -141,8 +141,8 @@ TEST_CASE("resume skips incomplete and unreadable checkpoints, naming them", "[e
   std::sort(left.begin(), left.end());
   CHECK(left == std::vector<std::string>{"step-00000006", "step-00000008", "step-00000010"});
   const Run missing = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=10 checkpoint.resume=" + dir.file("nowhere"), dir);
-  CHECK(missing.exit_code == 1);
-  CHECK_THAT(missing.output, Catch::Contains(dir.file("nowhere")));
+  CHECK(missing.exit_code == 2);  // a recipe error, before anything is built
+  CHECK_THAT(missing.output, Catch::Contains("checkpoint.resume: '" + dir.file("nowhere") + "' is not a folder"));
 }
 
 TEST_CASE("resume takes a given folder or none, and every_minutes saves on the clock", "[e2e]") {
@@ -155,6 +155,12 @@ TEST_CASE("resume takes a given folder or none, and every_minutes saves on the c
   INFO(from_path.output);
   REQUIRE(from_path.exit_code == 0);
   CHECK_THAT(from_path.output, Catch::Contains("resuming from " + dir.file("a/checkpoints/step-00000003") + ": step 3 of 8"));
+  // A run folder stands for its newest complete checkpoint, as for export and eval.
+  const Run from_run = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=8 checkpoint.resume=" + dir.file("a") +
+                                 " output=" + dir.file("d"), dir);
+  INFO(from_run.output);
+  REQUIRE(from_run.exit_code == 0);
+  CHECK_THAT(from_run.output, Catch::Contains("resuming from " + dir.file("a/checkpoints/step-00000006") + ": step 6 of 8"));
   const Run fresh = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6 checkpoint.resume=none output=" + dir.file("a"), dir);
   REQUIRE(fresh.exit_code == 0);
   CHECK_THAT(fresh.output, !Catch::Contains("resuming") && Catch::Contains("step 1/6"));

@@ -1,6 +1,8 @@
 // Recipe loading: defaults, inheritance, overrides, and errors that name file:line and key.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/recipe/recipe_loader.h"
@@ -320,6 +322,27 @@ TEST_CASE("checkpoint.resume reads auto, none or a folder, and prints back as wr
   const std::vector<std::string> problems = problems_of(path, no_path_checks({"checkpoint.resume="}));
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("checkpoint.resume: expected auto, none or the path of a checkpoint folder"));
+
+  // With the paths checked, a folder that is not there is the recipe's error, named before any work.
+  const std::string data = dir.write("train.gz", "");
+  LoadOptions checked;
+  checked.overrides = {"data.train=" + data, "checkpoint.resume=" + dir.file("nowhere")};
+  const std::vector<std::string> missing = problems_of(path, checked);
+  REQUIRE(missing.size() == 1);
+  CHECK_THAT(missing[0], Catch::Contains("override 'checkpoint.resume=" + dir.file("nowhere") + "': checkpoint.resume: '" +
+                                         dir.file("nowhere") + "' is not a folder"));
+  std::filesystem::create_directories(dir.file("run"));
+  checked.overrides[1] = "checkpoint.resume=" + dir.file("run");
+  CHECK(load_recipe(path, checked).checkpoint.resume.folder == dir.file("run"));
+}
+
+TEST_CASE("output names the run folder and cannot be empty", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  CHECK(load_recipe(path, no_path_checks()).output == "runs/default");
+  const std::vector<std::string> problems = problems_of(path, no_path_checks({"output="}));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("override 'output=': output: names the run folder"));
 }
 
 TEST_CASE("a profile window is [first, last] within the limit, on whole rank numbers", "[recipe]") {

@@ -123,6 +123,11 @@ void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& 
   if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
     check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
   if (options.check_paths && !synthetic) check_paths(r, check);
+  const ResumeChoice& resume = r.checkpoint.resume;
+  if (options.check_paths && resume.mode == ResumeMode::kFolder && !fs::is_directory(resume.folder, missing_file))
+    check.fail("checkpoint.resume", fmt::format("'{}' is not a folder; expected auto, none, a checkpoint folder (RUN/checkpoints/step-N) "
+                                                "or a run folder (its newest complete checkpoint)", resume.folder));
+  if (r.output.empty()) check.fail("output", "names the run folder (metrics, checkpoints, weights) and cannot be empty");
   if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));

@@ -55,7 +55,8 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
       folder = files_.folder_of(step);
       break;
     }
-    case ResumeMode::kFolder:
+    case ResumeMode::kFolder:  // a checkpoint folder, or a run folder's newest complete one (as export and eval take)
+      folder = checkpoint_folder_of(resume.folder);
       break;
   }
   const CheckpointContents saved = load_checkpoint(folder);
