@@ -96,7 +96,11 @@ void ShardDataset::read_index(uint32_t shard) {
   if (file_size < static_cast<off_t>(kFooterBytes)) throw Error(fmt::format("{}: too short to be a shard", path));
   uint8_t footer[kFooterBytes];
   read_exactly(fd, footer, kFooterBytes, static_cast<uint64_t>(file_size) - kFooterBytes, path);
-  if (std::memcmp(footer + 16, kMagic, sizeof kMagic) != 0) throw Error(fmt::format("{}: not a cvtrain shard (bad magic)", path));
+  // The footer is written last: without it the file is cut short (an interrupted pack or copy) or no shard.
+  if (std::memcmp(footer + 16, kMagic, sizeof kMagic) != 0)
+    throw Error(fmt::format("{}: no shard footer at its end: the file is truncated (an interrupted pack or copy) or not a cvtrain "
+                            "shard; copy it again or rebuild the folder with cvtrain data pack",
+                            path));
   const uint64_t count = get_u64(footer), index_offset = get_u64(footer + 8);
   const auto index_end = static_cast<uint64_t>(file_size) - kFooterBytes;
   if (index_offset > index_end || (index_end - index_offset) / kIndexEntryBytes != count || (index_end - index_offset) % kIndexEntryBytes)
