@@ -32,6 +32,25 @@ TEST_CASE("ImageFolder labels classes in sorted order and decodes JPEGs", "[data
   CHECK(std::abs(int{cat.pixels[1]} - 40) <= 3);
 }
 
+// torchvision's make_dataset walks each class folder with sorted(os.walk(..., followlinks=True)):
+// folders in path order, names sorted within each. So c/z.jpg comes before c/b/a.jpg, where a
+// plain sort of the paths would put it after.
+TEST_CASE("ImageFolder takes a class's images at any depth, in torchvision's order, and a link back up once", "[data]") {
+  TempDir dir;
+  write_bytes(dir, "root/c/z.jpg", encode_jpeg(8, 8, 0));
+  write_bytes(dir, "root/c/b/a.jpg", encode_jpeg(8, 8, 0));
+  write_bytes(dir, "root/c/b/deeper/m.png", cvtrain::testing::encode_png(std::vector<uint8_t>(8 * 8 * 3, 7), 8, 8, 2, 8));
+  write_bytes(dir, "root/c/a b/y.jpg", encode_jpeg(8, 8, 0));  // ' ' sorts before '/'
+  write_bytes(dir, "root/d/only/inside.jpg", encode_jpeg(8, 8, 0));
+  std::filesystem::create_directory_symlink(dir.file("root/c"), dir.file("root/c/b/loop"));
+  const ImageFolderDataset set(dir.file("root"), 0);
+  std::vector<std::string> order;
+  for (size_t i = 0; i < set.size(); ++i) order.push_back(set.describe(i).substr(dir.file("root").size() + 1));
+  CHECK(order == std::vector<std::string>{"c/z.jpg", "c/a b/y.jpg", "c/b/a.jpg", "c/b/deeper/m.png", "d/only/inside.jpg"});
+  CHECK(set.label(3) == 0);
+  CHECK(set.label(4) == 1);
+}
+
 TEST_CASE("ImageFolder problems name the folder or file", "[data]") {
   TempDir dir;
   write_bytes(dir, "root/a/1.jpg", encode_jpeg(8, 8, 0));

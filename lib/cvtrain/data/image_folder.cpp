@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <set>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -27,6 +28,51 @@ bool is_image_file(const fs::path& path) {
   return false;
 }
 
+// The folders under `top`, `top` included, at any depth in path order: the order of torchvision's
+// sorted(os.walk(top, followlinks=True)). A folder reached again through a link is walked once, so
+// a link back up cannot loop.
+std::vector<fs::path> folders_under(const fs::path& top) {
+  std::vector<fs::path> folders{top};
+  std::error_code ec;
+  std::set<fs::path> seen{fs::weakly_canonical(top, ec)};
+  for (size_t i = 0; i < folders.size(); ++i) {
+    for (const auto& entry : fs::directory_iterator(folders[i], ec)) {
+      std::error_code entry_ec;
+      if (!entry.is_directory(entry_ec)) continue;  // follows links, as followlinks=True
+      const fs::path real = fs::canonical(entry.path(), entry_ec);
+      if (!entry_ec && seen.insert(real).second) folders.push_back(entry.path());
+    }
+    if (ec) throw IoError(fmt::format("{}: cannot list ({})", folders[i].string(), ec.message()));
+  }
+  std::sort(folders.begin(), folders.end(), [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); });
+  return folders;
+}
+
+// One class's image files in torchvision's order: folder by folder (folders_under), names sorted
+// within each. A link to nothing is kept, as torchvision keeps it, and also noted in `dangling`.
+std::vector<std::string> class_images(const fs::path& class_folder, std::vector<std::string>& dangling) {
+  std::vector<std::string> files;
+  for (const fs::path& folder : folders_under(class_folder)) {
+    std::vector<std::string> here;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      if (!is_image_file(entry.path())) continue;
+      std::error_code link_ec;
+      if (entry.is_regular_file(link_ec)) {
+        here.push_back(entry.path().string());
+      } else if (entry.is_symlink(link_ec) && !fs::exists(entry.path(), link_ec)) {
+        // Reading it fails, and the run's bad-sample count (data.max_bad_fraction) takes it, naming the file.
+        here.push_back(entry.path().string());
+        dangling.push_back(entry.path().string());
+      }
+    }
+    if (ec) throw IoError(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
+  }
+  return files;
+}
+
 }  // namespace
 
 ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
@@ -38,23 +84,9 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
   std::vector<std::string> dangling;
   if (classes_.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
   for (size_t label = 0; label < classes_.size(); ++label) {
-    std::vector<std::string> files;
     const fs::path folder = fs::path(root) / classes_[label];
-    for (const auto& entry : fs::directory_iterator(folder, ec)) {
-      if (!is_image_file(entry.path())) continue;
-      std::error_code link_ec;
-      if (entry.is_regular_file(link_ec)) {
-        files.push_back(entry.path().string());
-      } else if (entry.is_symlink(link_ec) && !fs::exists(entry.path(), link_ec)) {
-        // Kept as a sample, as torchvision's ImageFolder keeps it: reading it fails, and the run's
-        // bad-sample count (data.max_bad_fraction) takes it, naming the file.
-        files.push_back(entry.path().string());
-        dangling.push_back(entry.path().string());
-      }
-    }
-    if (ec) throw IoError(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
-    if (files.empty()) throw Error(fmt::format("{}: class folder has no images", folder.string()));
-    std::sort(files.begin(), files.end());
+    std::vector<std::string> files = class_images(folder, dangling);
+    if (files.empty()) throw Error(fmt::format("{}: class folder has no images (at any depth)", folder.string()));
     for (auto& f : files) {
       files_.push_back(std::move(f));
       labels_.push_back(static_cast<int64_t>(label));

@@ -1,4 +1,5 @@
-// ImageFolder trees: one sub-folder per class (sorted names give labels), JPEG/PNG/... files inside.
+// ImageFolder trees: one sub-folder per class (sorted names give labels), JPEG/PNG/... files inside
+// it at any depth, in torchvision's ImageFolder order.
 #pragma once
 
 #include <string>
