@@ -374,6 +374,10 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Range(0, 65536))->capture_default_str();
   pack_cmd->add_option("--quality", data_args.pack.quality, "JPEG quality of re-encoded images")->check(CLI::Range(1, 100))->capture_default_str();
   pack_cmd->add_option("--workers", data_args.pack.workers, "Decode/encode threads")->check(CLI::Range(1, 256))->capture_default_str();
+  pack_cmd->add_option("--max-image-pixels", data_args.pack.max_image_pixels,
+                       "Skip larger images as unusable, on their header's size, as data.max_image_pixels does (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_format(pack_cmd);
   RecipeArgs preview_recipe;
   cvtrain::PreviewOptions preview;

@@ -111,6 +111,22 @@ TEST_CASE("a JPEG whose header claims more than data.max_image_pixels is refused
   CHECK_THROWS_WITH(prepare_sample(set, 0, transform), Catch::Contains("truncated JPEG") && !Catch::Contains("max_image_pixels"));
 }
 
+// A PNG header claiming 30000 x 30000 over a few bytes of data: refused on the header, not after a
+// decode that would allocate 2.7 GB (or fail on the missing data).
+TEST_CASE("a PNG whose header claims more than data.max_image_pixels is refused before decoding", "[data]") {
+  TempDir dir;
+  std::vector<uint8_t> bomb = cvtrain::testing::encode_png(std::vector<uint8_t>(4 * 4 * 3, 9), 4, 4, 2, 8);
+  const uint8_t side[4] = {0x00, 0x00, 0x75, 0x30};  // 30000, big-endian, as IHDR's width and height
+  std::copy(side, side + 4, bomb.begin() + 16);
+  std::copy(side, side + 4, bomb.begin() + 20);
+  write_bytes(dir, "root/a/bomb.png", bomb);
+  ImageFolderDataset set(dir.file("root"), 0);
+  SampleTransform transform;
+  transform.image_size = 8;
+  CHECK_THROWS_WITH(prepare_sample(set, 0, transform),
+                    Catch::Contains("bomb.png: 30000x30000 = 900000000 pixels is more than data.max_image_pixels 89478485"));
+}
+
 TEST_CASE("a symbolic link to nothing in an ImageFolder is a sample that is named when it fails", "[data]") {
   TempDir dir;
   write_bytes(dir, "root/a/1.jpg", encode_jpeg(8, 8, 0));

@@ -60,12 +60,19 @@ TEST_CASE("packing with --resize re-encodes large images and skips unusable ones
   TempDir dir;
   make_folder(dir, 2);
   write_bytes(dir, "src/bee/broken.jpg", {0xFF, 0xD8, 0xFF, 0x00, 0x01});
+  // A PNG header claiming 30000 x 30000: skipped on that claim (data.max_image_pixels' default), not decoded.
+  std::vector<uint8_t> bomb = cvtrain::testing::encode_png(std::vector<uint8_t>(4 * 4 * 3, 9), 4, 4, 2, 8);
+  for (int at : {16, 20}) {
+    bomb[at + 2] = 0x75;
+    bomb[at + 3] = 0x30;
+  }
+  write_bytes(dir, "src/ant/bomb.png", bomb);
   const ImageFolderDataset folder(dir.file("src"), 0);
   PackOptions options;
   options.resize = 30;
   const PackReport report = pack_shards(folder, folder.class_names(), dir.file("packed"), options);
   CHECK(report.written == 4);
-  CHECK(report.skipped == 1);
+  CHECK(report.skipped == 2);
   CHECK(report.reencoded == 4);
   const ShardDataset shards(dir.file("packed"), 0);
   for (size_t i = 0; i < shards.size(); ++i) {

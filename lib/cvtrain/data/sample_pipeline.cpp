@@ -8,6 +8,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_header.h"
 
 namespace cvtrain {
 namespace {
@@ -54,6 +55,9 @@ bool decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
     window = decode_jpeg_window(raw.encoded, name, scale, PixelRect{plan.x, plan.y, plan.width, plan.height},
                                 center_view ? JpegChroma::smooth : JpegChroma::replicated);
   } else {
+    // Other formats: refused on the header's size where it tells one, before a decode allocates it.
+    if (const auto header = raw.has_pixels() ? std::nullopt : image_header_size(raw.encoded))
+      check_image_pixels(*header, t.max_image_pixels, name);
     Image image = raw.has_pixels() ? std::move(raw.image) : decode_image(raw.encoded, name);
     size = ImageSize{image.width, image.height};
     check_image_pixels(size, t.max_image_pixels, name);

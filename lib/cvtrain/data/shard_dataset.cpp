@@ -18,6 +18,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_header.h"
 #include "cvtrain/data/jpeg_coding.h"
 
 namespace cvtrain {
@@ -162,6 +163,8 @@ Packed pack_one(const Dataset& source, size_t index, const PackOptions& options)
   const std::string name = source.describe(index);
   if (!raw.has_pixels()) {
     const auto size = jpeg_size(raw.encoded, name);
+    // Refused on the header, as training refuses it, before a decode allocates a bomb's pixels.
+    if (const auto header = size ? size : image_header_size(raw.encoded)) check_image_pixels(*header, options.max_image_pixels, name);
     const bool small_enough = size && (options.resize <= 0 || std::min(size->width, size->height) <= options.resize);
     if (small_enough) {
       decode_image(raw.encoded, name);  // a corrupt file is skipped now, not at training time

@@ -1,0 +1,83 @@
+// image_header_size: the fixed places each format keeps its size (PNG's IHDR, BMP's info header,
+// WebP's VP8/VP8L/VP8X chunk, the netpbm text header).
+#include "cvtrain/data/image_header.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <cstdlib>
+#include <cstring>
+
+namespace cvtrain {
+namespace {
+
+uint32_t big_endian32(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]; }
+uint32_t little_endian32(const uint8_t* p) { return uint32_t{p[3]} << 24 | uint32_t{p[2]} << 16 | uint32_t{p[1]} << 8 | p[0]; }
+uint32_t little_endian24(const uint8_t* p) { return uint32_t{p[2]} << 16 | uint32_t{p[1]} << 8 | p[0]; }
+uint32_t little_endian14(const uint8_t* p) { return (uint32_t{p[1]} << 8 | p[0]) & 0x3FFF; }
+
+bool starts_with(const std::vector<uint8_t>& bytes, size_t at, const char* text) {
+  const size_t n = std::strlen(text);
+  return bytes.size() >= at + n && std::memcmp(bytes.data() + at, text, n) == 0;
+}
+
+// Sides beyond int are held at its largest, which every pixel limit refuses.
+ImageSize size_of(uint64_t width, uint64_t height) {
+  constexpr uint64_t kLargest = std::numeric_limits<int>::max();
+  return ImageSize{static_cast<int>(std::min(width, kLargest)), static_cast<int>(std::min(height, kLargest))};
+}
+
+std::optional<ImageSize> png_size(const std::vector<uint8_t>& b) {  // signature, then IHDR: length, type, width, height
+  if (b.size() < 24 || !starts_with(b, 12, "IHDR")) return std::nullopt;
+  return size_of(big_endian32(&b[16]), big_endian32(&b[20]));
+}
+
+std::optional<ImageSize> bmp_size(const std::vector<uint8_t>& b) {  // BITMAPINFOHEADER: width, then height (negative: top-down)
+  if (b.size() < 26) return std::nullopt;
+  const auto height = static_cast<int32_t>(little_endian32(&b[22]));
+  return size_of(little_endian32(&b[18]), static_cast<uint64_t>(std::llabs(height)));
+}
+
+std::optional<ImageSize> webp_size(const std::vector<uint8_t>& b) {  // RIFF....WEBP, then the first chunk
+  if (b.size() < 30) return std::nullopt;
+  if (starts_with(b, 12, "VP8X")) return size_of(little_endian24(&b[24]) + 1, little_endian24(&b[27]) + 1);
+  if (starts_with(b, 12, "VP8L")) {  // a signature byte, then 14-bit width - 1 and height - 1
+    const uint32_t bits = little_endian32(&b[21]);
+    return size_of((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1);
+  }
+  if (starts_with(b, 12, "VP8 ")) return size_of(little_endian14(&b[26]), little_endian14(&b[28]));  // after the frame tag and start code
+  return std::nullopt;
+}
+
+// P1-P6: the magic, then width and height as text, with comments (#...) and whitespace between.
+std::optional<ImageSize> netpbm_size(const std::vector<uint8_t>& b) {
+  size_t at = 2;
+  uint64_t numbers[2] = {0, 0};
+  for (uint64_t& number : numbers) {
+    while (at < b.size() && (std::isspace(b[at]) || b[at] == '#'))
+      if (b[at] == '#')
+        while (at < b.size() && b[at] != '\n') ++at;
+      else
+        ++at;
+    if (at >= b.size() || !std::isdigit(b[at])) return std::nullopt;
+    while (at < b.size() && std::isdigit(b[at]) && number < (uint64_t{1} << 40)) number = number * 10 + (b[at++] - '0');
+  }
+  return size_of(numbers[0], numbers[1]);
+}
+
+}  // namespace
+
+std::optional<ImageSize> image_header_size(const std::vector<uint8_t>& bytes) {
+  std::optional<ImageSize> size;
+  if (starts_with(bytes, 0, "\x89PNG\r\n\x1a\n"))
+    size = png_size(bytes);
+  else if (starts_with(bytes, 0, "BM"))
+    size = bmp_size(bytes);
+  else if (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP"))
+    size = webp_size(bytes);
+  else if (bytes.size() > 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6')
+    size = netpbm_size(bytes);
+  return size;
+}
+
+}  // namespace cvtrain
