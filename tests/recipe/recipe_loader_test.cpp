@@ -172,6 +172,17 @@ TEST_CASE("missing data paths, syntax errors and inheritance cycles are recipe e
   dir.write("a.yaml", "base: b.yaml\n");
   const std::string b = dir.write("b.yaml", "base: a.yaml\n");
   CHECK_THAT(problems_of(b, no_path_checks())[0], Catch::Contains("inherits from itself"));
+
+  const std::string tabbed = dir.write("tabbed.yaml", "model:\n\tarch: resnet18\n");
+  CHECK_THAT(problems_of(tabbed, no_path_checks())[0],
+             Catch::Contains(tabbed + ":2: YAML syntax error") && Catch::Contains("indented with a tab; YAML indents with spaces"));
+  const std::string broken_list = dir.write("list.yaml", "train:\n  epochs: [1, 2\n");
+  CHECK_THAT(problems_of(broken_list, no_path_checks())[0], !Catch::Contains("tab"));
+
+  std::filesystem::create_directories(dir.file("folder"));
+  const std::string on_folder = dir.write("on_folder.yaml", "base: folder\n");
+  CHECK_THAT(problems_of(on_folder, no_path_checks())[0], Catch::Contains(on_folder + ":1: base: '") && Catch::Contains("' is a folder, not a recipe file"));
+  CHECK_THAT(problems_of(dir.file("folder"), no_path_checks())[0], Catch::Contains("is a folder; a recipe is a YAML file"));
 }
 
 TEST_CASE("a section given a value is explained", "[recipe]") {

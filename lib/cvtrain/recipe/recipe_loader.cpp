@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -84,15 +85,29 @@ void check_duplicate_keys(const YAML::Node& map, const std::string& prefix, cons
   }
 }
 
+// yaml-cpp's message for a tab in the indentation ("illegal map value") does not say so.
+std::string tab_hint(const fs::path& file, int line) {
+  std::ifstream in(file);
+  std::string text;
+  for (int i = 0; i <= line && std::getline(in, text);) ++i;
+  const size_t indent_end = text.find_first_not_of(" \t");
+  return text.substr(0, indent_end).find('\t') == std::string::npos ? "" : " (this line is indented with a tab; YAML indents with spaces)";
+}
+
 void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, Problems& problems) {
   YAML::Node root;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) {
+    problems.add(file.string(), "", "is a folder; a recipe is a YAML file");
+    return;
+  }
   try {
     root = YAML::LoadFile(file.string());
   } catch (const YAML::BadFile&) {
     problems.add(file.string(), "", "cannot read this recipe file");
     return;
   } catch (const YAML::ParserException& e) {
-    problems.add(fmt::format("{}:{}", file.string(), e.mark.line + 1), "", "YAML syntax error: " + e.msg);
+    problems.add(fmt::format("{}:{}", file.string(), e.mark.line + 1), "", "YAML syntax error: " + e.msg + tab_hint(file, e.mark.line));
     return;
   }
   if (root.IsNull()) {
@@ -116,6 +131,8 @@ void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, P
       problems.add(origin_of(base), "base", fmt::format("'{}' inherits from itself", base.Scalar()));
     } else if (!fs::exists(base_path)) {
       problems.add(origin_of(base), "base", fmt::format("'{}' does not exist", base_path.string()));
+    } else if (fs::is_directory(base_path)) {
+      problems.add(origin_of(base), "base", fmt::format("'{}' is a folder, not a recipe file", base_path.string()));
     } else {
       chain.push_back(fs::weakly_canonical(base_path));
       load_file(base_path, chain, tree, problems);
