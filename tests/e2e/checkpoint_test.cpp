@@ -161,6 +161,15 @@ TEST_CASE("resume takes a given folder or none, and every_minutes saves on the c
   INFO(from_run.output);
   REQUIRE(from_run.exit_code == 0);
   CHECK_THAT(from_run.output, Catch::Contains("resuming from " + dir.file("a/checkpoints/step-00000006") + ": step 6 of 8"));
+  // Another global batch: the epoch continues after the 384 samples done (3 batches of 128), not after 6 batches of 128.
+  const Run other_batch = shell("$CVTRAIN --recipe $RECIPE" + common + " train.global_batch=128 train.max_steps=8 checkpoint.resume=" +
+                                    dir.file("a") + " output=" + dir.file("e"), dir);
+  INFO(other_batch.output);
+  REQUIRE(other_batch.exit_code == 0);
+  CHECK_THAT(other_batch.output, Catch::Contains("was saved with train.global_batch 64, and this run has 128: epoch 1 continues after "
+                                                 "the same 384 samples (3 batches of the new size)"));
+  CHECK_THAT(other_batch.output, Catch::Contains("step 6 of 8 (epoch 1, 3 of its 5 batches done)"));
+  CHECK_THAT(other_batch.output, Catch::Contains("step 8/8"));
   const Run fresh = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6 checkpoint.resume=none output=" + dir.file("a"), dir);
   REQUIRE(fresh.exit_code == 0);
   CHECK_THAT(fresh.output, !Catch::Contains("resuming") && Catch::Contains("step 1/6"));

@@ -221,8 +221,10 @@ TrainPosition read_position(const std::string& folder) {
     }
   };
   const auto whole = [&](const char* key) { return static_cast<int64_t>(number(key)); };
-  return TrainPosition{whole("step"), whole("epoch"), whole("batches_done"), whole("skipped_steps"), number("loss_scale"),
-                       whole("scale_growth_tracker")};
+  return TrainPosition{whole("step"),         whole("epoch"),
+                       whole("batches_done"), whole("skipped_steps"),
+                       number("loss_scale"),  whole("scale_growth_tracker"),
+                       values.count("global_batch") ? whole("global_batch") : 0};
 }
 
 CheckpointContents load_checkpoint(const std::string& folder) {

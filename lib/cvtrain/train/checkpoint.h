@@ -29,6 +29,15 @@ struct TrainPosition {
   int64_t skipped_steps = 0;  // steps skipped for non-finite loss or gradients so far
   double loss_scale = 0;      // fp16's dynamic loss scale (0: not fp16)
   int64_t scale_growth_tracker = 0;
+  int64_t global_batch = 0;  // train.global_batch of the run that saved it (0: not known)
+  // The same samples of the epoch done, counted in batches of `global` (rounded down: at most one
+  // batch's samples are seen twice). Steps, and so the schedule, stay where they were.
+  TrainPosition in_batches_of(int64_t global) const {
+    TrainPosition moved = *this;
+    if (global_batch > 0 && global > 0) moved.batches_done = batches_done * global_batch / global;
+    moved.global_batch = global;
+    return moved;
+  }
   // The same point as the start of the next epoch, for a run that stops after an epoch's
   // evaluation: resumed, it does not evaluate that epoch again.
   TrainPosition at_next_epoch() const {

@@ -13,7 +13,11 @@
 namespace cvtrain {
 
 CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device)
-    : files_(recipe.output, recipe.checkpoint.keep), cadence_(recipe.checkpoint), comm_(comm), device_(device) {}
+    : files_(recipe.output, recipe.checkpoint.keep),
+      cadence_(recipe.checkpoint),
+      comm_(comm),
+      device_(device),
+      global_batch_(recipe.train.global_batch) {}
 
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
                              const Recipe& recipe, const NamedTensors& ema) {
@@ -63,7 +67,22 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   strategy.load_model_state(saved.model, saved.model_file);
   strategy.load_optimizer_state(optimizer, saved.optimizer);
   last_saved_step_ = saved.position.step;
-  return ResumedRun{folder, saved.position, saved.ema};
+  return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
+}
+
+// A checkpoint of another global batch: its epoch continues after the samples it had done (not
+// after as many batches of the new size, which would see some twice or skip some), said once.
+TrainPosition CheckpointManager::position_in_this_run(const TrainPosition& saved, const std::string& folder) const {
+  if (saved.global_batch <= 0 || saved.global_batch == global_batch_) return saved;
+  const TrainPosition moved = saved.in_batches_of(global_batch_);
+  if (comm_.rank() == 0)
+    log::warn(
+        "{} was saved with train.global_batch {}, and this run has {}: epoch {} continues after the same {} samples ({} batches of "
+        "the new size), and the step count and schedule from step {}. To continue the run as it was, keep train.global_batch {} "
+        "(change micro_batch or accumulation instead).",
+        folder, saved.global_batch, global_batch_, saved.epoch + 1, saved.batches_done * saved.global_batch, moved.batches_done, saved.step,
+        saved.global_batch);
+  return moved;
 }
 
 std::string CheckpointManager::last_complete() const {

@@ -53,12 +53,15 @@ class CheckpointManager {
   std::string last_complete() const;  // empty when none was saved yet
 
  private:
+  TrainPosition position_in_this_run(const TrainPosition& saved, const std::string& folder) const;
+
   Checkpointer files_;
   CheckpointCadence cadence_;
   Communicator& comm_;
   c10::Device device_;
   Stopwatch since_save_;
   int64_t last_saved_step_ = -1;
+  int64_t global_batch_;
 };
 
 }  // namespace cvtrain
