@@ -170,6 +170,13 @@ TEST_CASE("resume takes a given folder or none, and every_minutes saves on the c
                                                  "the same 384 samples (3 batches of the new size)"));
   CHECK_THAT(other_batch.output, Catch::Contains("step 6 of 8 (epoch 1, 3 of its 5 batches done)"));
   CHECK_THAT(other_batch.output, Catch::Contains("step 8/8"));
+  // Another optimizer: named, with the way to keep only the weights.
+  const Run other_optimizer = shell("$CVTRAIN --recipe $RECIPE" + common + " optim.name=adamw train.max_steps=8 checkpoint.resume=" +
+                                        dir.file("a") + " output=" + dir.file("f"), dir);
+  CHECK(other_optimizer.exit_code == 1);
+  CHECK_THAT(other_optimizer.output, Catch::Contains(dir.file("a/checkpoints/step-00000006") + "/optimizer.safetensors does not fit "
+                                                     "this run's optimizer (optim.name adamw)") &&
+                                         Catch::Contains("model.pretrained=" + dir.file("a/checkpoints/step-00000006") + "/model.safetensors"));
   const Run fresh = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6 checkpoint.resume=none output=" + dir.file("a"), dir);
   REQUIRE(fresh.exit_code == 0);
   CHECK_THAT(fresh.output, !Catch::Contains("resuming") && Catch::Contains("step 1/6"));

@@ -2,6 +2,7 @@
 #include "cvtrain/train/checkpoint_manager.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -17,7 +18,8 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
       cadence_(recipe.checkpoint),
       comm_(comm),
       device_(device),
-      global_batch_(recipe.train.global_batch) {}
+      global_batch_(recipe.train.global_batch),
+      optimizer_name_(name_of(recipe.optim.name)) {}
 
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
                              const Recipe& recipe, const NamedTensors& ema) {
@@ -65,7 +67,13 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   }
   const CheckpointContents saved = load_checkpoint(folder);
   strategy.load_model_state(saved.model, saved.model_file);
-  strategy.load_optimizer_state(optimizer, saved.optimizer);
+  try {
+    strategy.load_optimizer_state(optimizer, saved.optimizer);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}/optimizer.safetensors does not fit this run's optimizer (optim.name {}): {}. Resume with the optimizer "
+                            "it was saved with, or keep only its weights: checkpoint.resume=none model.pretrained={}/model.safetensors",
+                            folder, optimizer_name_, e.what(), folder));
+  }
   last_saved_step_ = saved.position.step;
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
 }

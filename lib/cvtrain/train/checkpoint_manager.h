@@ -62,6 +62,7 @@ class CheckpointManager {
   Stopwatch since_save_;
   int64_t last_saved_step_ = -1;
   int64_t global_batch_;
+  std::string optimizer_name_;
 };
 
 }  // namespace cvtrain
