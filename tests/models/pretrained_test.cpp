@@ -105,6 +105,10 @@ TEST_CASE("missing and unexpected keys are listed and an error unless strict is 
   const PretrainedReport relaxed = load_pretrained(*model, dir.file("odd.safetensors"), false);
   CHECK(relaxed.missing == std::vector<std::string>{"layer1.0.conv1.weight"});
   CHECK(relaxed.unexpected == std::vector<std::string>{"extra.weight"});
+  // Another architecture misses hundreds: the first eight are named, and the count of the rest.
+  auto deeper = make("resnet34", 10, 32);
+  CHECK_THROWS_WITH(load_pretrained(*deeper, dir.file("odd.safetensors"), true),
+                    Catch::Contains("missing: layer1.0.conv1.weight, ") && Catch::Matches(".*, and [0-9]+ more; unexpected: extra.weight.*"));
   // A shape that cannot be adapted is an error naming the key.
   write_safetensors(dir.file("wrong.safetensors"), {{"conv1.weight", at::zeros({3, 3})}});
   CHECK_THROWS_WITH(load_pretrained(*model, dir.file("wrong.safetensors"), false), Catch::Contains("'conv1.weight' has shape [3, 3]"));

@@ -75,6 +75,7 @@ TEST_CASE("a run folder is read back by kind: a cut last line is noted, a damage
   dir.write("bad/metrics.jsonl", train + "\n{\"kind\": oops}\n" + epoch + "\n");
   CHECK_THROWS_WITH(read_run_history(dir.file("bad")), Catch::Contains("bad/metrics.jsonl:2: column 10"));
   CHECK_THROWS_WITH(read_run_history(dir.file("nowhere")), Catch::Contains("nowhere: no such run folder"));
+  CHECK_THROWS_WITH(read_run_history(dir.write("recipe.yaml", "model: {}\n")), Catch::Contains("recipe.yaml: is a file; give a run folder"));
   dir.write("empty/recipe.yaml", "");
   CHECK_THROWS_WITH(read_run_history(dir.file("empty")), Catch::Contains("not a run folder (no metrics.jsonl"));
 }

@@ -16,6 +16,15 @@
 namespace cvtrain {
 namespace {
 
+// A list of tensor names for a message: the first few and how many more (a wrong architecture
+// misses hundreds).
+std::string first_names(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.empty()) return "none";
+  if (names.size() <= kShown) return join(names, ", ");
+  return fmt::format("{}, and {} more", join({names.begin(), names.begin() + kShown}, ", "), names.size() - kShown);
+}
+
 // The classifier head of torchvision's ResNets ("fc.") and timm's models ("head.").
 bool is_head(const std::string& name) { return name.rfind("fc.", 0) == 0 || name.rfind("head.", 0) == 0; }
 
@@ -68,8 +77,7 @@ PretrainedReport load_pretrained(Classifier& model, const std::string& file, boo
   if (strict && (!report.missing.empty() || !report.unexpected.empty()))
     throw Error(fmt::format("{}: does not match the model (model.pretrained_strict: false loads it anyway); missing: {}; "
                             "unexpected: {}",
-                            file, report.missing.empty() ? "none" : join(report.missing, ", "),
-                            report.unexpected.empty() ? "none" : join(report.unexpected, ", ")));
+                            file, first_names(report.missing), first_names(report.unexpected)));
   return report;
 }
 

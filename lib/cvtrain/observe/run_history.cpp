@@ -52,6 +52,7 @@ JsonValue read_json_file(const fs::path& path, const std::string& missing_note, 
 
 RunHistory read_run_history(const std::string& folder) {
   const fs::path root(folder);
+  if (fs::is_regular_file(root)) throw Error(fmt::format("{}: is a file; give a run folder (the recipe's `output`)", folder));
   if (!fs::is_directory(root)) throw Error(fmt::format("{}: no such run folder", folder));
   if (!fs::exists(root / "metrics.jsonl"))
     throw Error(fmt::format("{}: not a run folder (no metrics.jsonl; give the recipe's `output` folder)", folder));
