@@ -6,7 +6,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "run_shell.h"
@@ -186,6 +188,56 @@ TEST_CASE("resume takes a given folder or none, and every_minutes saves on the c
   REQUIRE(clock.exit_code == 0);
   for (int step = 1; step <= 4; ++step)
     CHECK(std::filesystem::exists(dir.file("c/checkpoints/step-0000000" + std::to_string(step) + "/COMPLETE")));
+}
+
+TEST_CASE("checkpoint.keep_best keeps the best evaluated epoch in OUTPUT/best, which eval, export and a resume take", "[e2e]") {
+  TempDir dir;
+  // A constant, too large learning rate: the best epoch is an early one (measured: the first of 4).
+  const std::string common = " data.max_samples=640 data.max_val_samples=300 train.global_batch=64 optim.lr=0.8 schedule.name=constant";
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " train.epochs=4 output=" + dir.file("a"), dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<double> top1 = cvtrain::testing::numbers_after(read_text(dir.file("a/metrics.jsonl")), "top1");
+  REQUIRE(top1.size() == 4);
+  const auto best = std::max_element(top1.begin(), top1.end());  // the first of equals, as the run keeps the earlier epoch
+  const int epoch = static_cast<int>(best - top1.begin()) + 1;
+  const std::string folder = dir.file("a/best/step-000000" + std::to_string(10 * epoch));
+  const std::string summary = read_text(dir.file("a/best/best.json"));
+  INFO(summary);
+  CHECK_THAT(summary, Catch::Contains("\"metric\": \"top1\"") && Catch::Contains("\"epoch\": " + std::to_string(epoch) + ",") &&
+                          Catch::Contains("\"checkpoint\": \"" + folder + "\""));
+  CHECK(cvtrain::testing::numbers_after(summary, "top1").at(0) == Approx(*best).margin(1e-6));
+  CHECK(std::filesystem::exists(folder + "/COMPLETE"));
+  int folders = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("a/best"))) folders += entry.is_directory() ? 1 : 0;
+  CHECK(folders == 1);  // each new best replaced the one before
+
+  // The folder stands for that checkpoint: eval finds its top-1 again, export writes its weights.
+  const Run evaluated = shell("$CVTRAIN eval --recipe $RECIPE data.max_val_samples=300 --checkpoint " + dir.file("a/best") + " --out " +
+                                  dir.file("best_eval.json") + " && $CVTRAIN export " + dir.file("a/best") + " --out " + dir.file("best.safetensors"),
+                              dir);
+  INFO(evaluated.output);
+  REQUIRE(evaluated.exit_code == 0);
+  CHECK(cvtrain::testing::numbers_after(read_text(dir.file("best_eval.json")), "top1").at(0) == Approx(*best).margin(1e-9));
+  CHECK(std::filesystem::exists(dir.file("best.safetensors")));
+
+  // Resumed, the run judges new epochs against the best it had (here made unbeatable), not afresh.
+  std::string unbeatable = std::regex_replace(summary, std::regex("\"score\": [0-9.]+"), "\"score\": 1.000000");
+  std::ofstream(dir.file("a/best/best.json")) << unbeatable;
+  const Run resumed = shell("$CVTRAIN --recipe $RECIPE" + common + " train.epochs=5 output=" + dir.file("a"), dir);
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(std::filesystem::exists(folder + "/COMPLETE"));
+  CHECK_THAT(resumed.output, !Catch::Contains("best top1 so far"));
+  CHECK(read_text(dir.file("a/best/best.json")) == unbeatable);
+
+  // none: no best folder; top1_ema without train.ema is a recipe error.
+  const Run off = shell("$CVTRAIN --recipe $RECIPE" + common + " train.epochs=1 checkpoint.keep_best=none output=" + dir.file("b"), dir);
+  REQUIRE(off.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(dir.file("b/best")));
+  const Run no_average = shell("$CVTRAIN check --recipe $RECIPE checkpoint.keep_best=top1_ema", dir);
+  CHECK(no_average.exit_code == 2);
+  CHECK_THAT(no_average.output, Catch::Contains("checkpoint.keep_best: top1_ema judges the weight average, and train.ema is off"));
 }
 
 TEST_CASE("non-finite steps are skipped and counted and too many in a row stop the run", "[e2e]") {

@@ -1,4 +1,4 @@
-// When checkpoints are due.
+// When checkpoints are due, and which epoch is the best.
 #include <catch2/catch.hpp>
 
 #include "cvtrain/recipe/recipe.h"
@@ -26,4 +26,18 @@ TEST_CASE("checkpoints fall due every N steps, when the agreed minutes elapsed, 
   const CheckpointCadence timed(spec);
   CHECK_FALSE(timed.minutes_elapsed(89.9));
   CHECK(timed.minutes_elapsed(90));
+}
+
+TEST_CASE("the best epoch is the higher top-1 of the chosen weights, the earlier on a tie", "[train]") {
+  BestEpoch by_weights(BestMetric::kTop1);
+  CHECK(by_weights.score(0.5, 0.9) == 0.5);
+  CHECK(by_weights.improves(0.1));  // anything beats nothing yet
+  by_weights.take(0.5);
+  CHECK_FALSE(by_weights.improves(0.5));
+  CHECK_FALSE(by_weights.improves(0.4));
+  CHECK(by_weights.improves(0.5001));
+  BestEpoch by_average(BestMetric::kTop1Ema);
+  CHECK(by_average.score(0.5, 0.7) == 0.7);
+  CHECK_FALSE(by_average.score(0.5, std::nullopt));
+  CHECK_FALSE(BestEpoch(BestMetric::kNone).score(0.5, 0.7));
 }

@@ -22,6 +22,7 @@ enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class OptimImplementation { kAuto, kForeach, kFused };
 enum class ScheduleKind { kCosine, kStep, kConstant };
 enum class ResumeMode { kAuto, kNone, kFolder };
+enum class BestMetric { kTop1, kTop1Ema, kNone };
 enum class ProfileTool { kKineto, kNsys };
 enum class AugmentInterpolation { kRandom, kBilinear, kBicubic };
 enum class EraseMode { kConst, kRand, kPixel };
@@ -49,6 +50,10 @@ struct EnumNames<DataFormat> {
 template <>
 struct EnumNames<DecoderKind> {
   static constexpr std::array<const char*, 3> names{"cpu", "nvjpeg", "auto"};
+};
+template <>
+struct EnumNames<BestMetric> {
+  static constexpr std::array<const char*, 3> names{"top1", "top1_ema", "none"};
 };
 template <>
 struct EnumNames<OptimizerKind> {
@@ -257,6 +262,7 @@ struct CheckpointSpec {
   double every_minutes = 0;    // 0: no time-based checkpoints
   int64_t keep = 3;            // most recent complete checkpoints kept
   ResumeChoice resume;         // auto | none | PATH
+  BestMetric keep_best = BestMetric::kTop1;  // OUTPUT/best: the checkpoint of the best evaluated epoch by this (none: off)
 };
 
 // Profiling and bottleneck detection: the step breakdown, MFU, the rank comparison and the

@@ -128,6 +128,8 @@ void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& 
     check.fail("checkpoint.resume", fmt::format("'{}' is not a folder; expected auto, none, a checkpoint folder (RUN/checkpoints/step-N) "
                                                 "or a run folder (its newest complete checkpoint)", resume.folder));
   if (r.output.empty()) check.fail("output", "names the run folder (metrics, checkpoints, weights) and cannot be empty");
+  if (r.checkpoint.keep_best == BestMetric::kTop1Ema && r.train.ema.decay <= 0)
+    check.fail("checkpoint.keep_best", "top1_ema judges the weight average, and train.ema is off; use top1 or set train.ema.decay");
   if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));

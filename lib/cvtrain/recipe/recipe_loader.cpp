@@ -443,6 +443,7 @@ const std::vector<Field>& schema() {
       field(KEY(checkpoint.every_minutes), at_least(0)),
       field(KEY(checkpoint.keep), at_least(1)),
       field(KEY(checkpoint.resume)),
+      field(KEY(checkpoint.keep_best)),
       field(KEY(observe.breakdown)),
       field(KEY(observe.peak_tflops), at_least(0)),
       field(KEY(observe.input_bound), in_range(0.01, 1)),

@@ -120,6 +120,14 @@ void write_checkpoint_files(const std::string& dir, const TrainPosition& positio
 
 Checkpointer::Checkpointer(std::string run_dir, int64_t keep) : root_((fs::path(run_dir) / "checkpoints").string()), keep_(keep) {}
 
+Checkpointer Checkpointer::in_folder(std::string folder, int64_t keep) { return Checkpointer(std::move(folder), keep, InFolder{}); }
+
+void Checkpointer::remove_all_but(const std::string& kept) const {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_, ec))
+    if (step_of(entry.path()) >= 0 && entry.path().string() != kept) fs::remove_all(entry.path(), ec);
+}
+
 std::string Checkpointer::folder_of(int64_t step) const { return (fs::path(root_) / fmt::format("{}{:08d}", kPrefix, step)).string(); }
 
 void Checkpointer::check_writable() const {
@@ -244,6 +252,7 @@ std::string checkpoint_folder_of(const std::string& source) {
     if (auto latest = Checkpointer(source, 1).latest()) return *latest;
     throw Error(fmt::format("{}: no complete checkpoint under {}/checkpoints", source, source));
   }
+  if (auto latest = Checkpointer::in_folder(source, 1).latest()) return *latest;  // a folder of step-N checkpoints: OUTPUT/best
   if (fs::exists(fs::path(source) / "model.safetensors"))
     throw Error(fmt::format("{}: checkpoint has no COMPLETE marker (its write was interrupted); use a complete one", source));
   throw Error(fmt::format("{}: neither a checkpoint folder (checkpoints/step-N) nor a run folder with checkpoints/", source));

@@ -50,7 +50,9 @@ struct TrainPosition {
 
 class Checkpointer {
  public:
-  Checkpointer(std::string run_dir, int64_t keep);
+  Checkpointer(std::string run_dir, int64_t keep);  // in run_dir/checkpoints
+  // Checkpoints directly in `folder` (checkpoint.keep_best's OUTPUT/best).
+  static Checkpointer in_folder(std::string folder, int64_t keep);
 
   // Rank 0: writes the checkpoint of `position` (the model's parameters and buffers, and the
   // optimizer state, both by name and whole) and drops the oldest beyond `keep`. Returns its
@@ -67,9 +69,15 @@ class Checkpointer {
   void check_writable() const;
 
   std::string folder_of(int64_t step) const;
+  const std::string& root() const { return root_; }     // the folder holding the step-N folders
   std::vector<std::string> complete_checkpoints() const;  // oldest first
+  // Every checkpoint folder but `kept` (the best replaces the best before it, whatever its step).
+  void remove_all_but(const std::string& kept) const;
 
  private:
+  struct InFolder {};
+  Checkpointer(std::string root, int64_t keep, InFolder) : root_(std::move(root)), keep_(keep) {}
+
   std::string root_;  // run_dir/checkpoints
   int64_t keep_;
 };
@@ -89,7 +97,8 @@ CheckpointContents load_checkpoint(const std::string& folder);
 TrainPosition read_position(const std::string& folder);
 
 // `source` if it is a complete checkpoint folder (step-N with its COMPLETE marker), else the newest
-// complete checkpoint of the run folder `source`. Throws Error naming `source` when it is neither.
+// complete checkpoint of the run folder `source`, or of a folder of checkpoints (OUTPUT/best,
+// OUTPUT/checkpoints). Throws Error naming `source` when it is none of these.
 std::string checkpoint_folder_of(const std::string& source);
 
 }  // namespace cvtrain

@@ -4,17 +4,27 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/json_reader.h"
+#include "cvtrain/core/text_file.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/dist/communicator.h"
+#include "cvtrain/observe/metric_records.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/loss_scaler.h"
 
 namespace cvtrain {
 
+namespace fs = std::filesystem;
+
 CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device)
     : files_(recipe.output, recipe.checkpoint.keep),
+      best_files_(Checkpointer::in_folder(recipe.output + "/best", 1)),
+      best_(recipe.checkpoint.keep_best),
+      best_metric_(name_of(recipe.checkpoint.keep_best)),
       cadence_(recipe.checkpoint),
       comm_(comm),
       device_(device),
@@ -24,7 +34,18 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
                              const Recipe& recipe, const NamedTensors& ema) {
   if (position.step == last_saved_step_) return;
-  std::string failure;
+  const std::string folder = write(files_, position, strategy, optimizer, scaler, recipe, ema);
+  if (comm_.rank() == 0) log::info("checkpoint: {}", folder);
+  last_saved_step_ = position.step;
+  since_save_.reset();
+}
+
+// Every rank contributes its shards, rank 0 writes them into `files` (its folder is returned there),
+// and every rank learns whether that worked.
+std::string CheckpointManager::write(const Checkpointer& files, TrainPosition position, Strategy& strategy,
+                                     torch::optim::Optimizer& optimizer, const LossScaler& scaler, const Recipe& recipe,
+                                     const NamedTensors& ema) {
+  std::string failure, folder;
   strategy.gather_parameters();
   const NamedTensors model_state = strategy.model_state();
   strategy.release_parameters();
@@ -34,7 +55,7 @@ void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::
       const LossScalerState scale = scaler.state();
       position.loss_scale = scaler.enabled() ? scale.scale : 0;
       position.scale_growth_tracker = scale.growth_tracker;
-      log::info("checkpoint: {}", files_.save(position, model_state, optimizer_state, recipe, ema));
+      folder = files.save(position, model_state, optimizer_state, recipe, ema);
     } catch (const Error& e) {
       failure = e.what();
     }
@@ -42,8 +63,61 @@ void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::
   at::Tensor failed = at::full({1}, failure.empty() ? 0.0f : 1.0f, at::TensorOptions(device_).dtype(at::kFloat));
   if (comm_.world_size() > 1) comm_.all_reduce_sum(failed, "checkpoint status all-reduce");
   if (failed.item<float>() > 0) throw Error(failure.empty() ? "rank 0 could not write a checkpoint (see its log)" : failure);
-  last_saved_step_ = position.step;
-  since_save_.reset();
+  return folder;
+}
+
+std::optional<double> CheckpointManager::score_of(const EpochRecord& record) const {
+  if (!record.eval) return std::nullopt;
+  return best_.score(record.eval->top1, record.eval_ema ? std::optional<double>(record.eval_ema->top1) : std::nullopt);
+}
+
+bool CheckpointManager::beats_best(const EpochRecord& record) const {
+  const std::optional<double> score = score_of(record);
+  return score && best_.improves(*score);
+}
+
+void CheckpointManager::save_best(const TrainPosition& position, const EpochRecord& record, Strategy& strategy,
+                                  torch::optim::Optimizer& optimizer, const LossScaler& scaler, const Recipe& recipe, const NamedTensors& ema) {
+  const double score = *score_of(record);
+  const std::string folder = write(best_files_, position, strategy, optimizer, scaler, recipe, ema);
+  best_.take(score);
+  if (comm_.rank() != 0) return;
+  best_files_.remove_all_but(folder);
+  write_best_summary(folder, record, score);
+  log::info("best {} so far ({:.4f}, epoch {}): checkpoint {}", best_metric_, score, record.epoch, folder);
+}
+
+// best.json: which epoch the best checkpoint is and its figures. Rank 0 alone, after the collective:
+// a failure here is a warning, never an error that would leave the other ranks waiting.
+void CheckpointManager::write_best_summary(const std::string& folder, const EpochRecord& record, double score) const {
+  const EvalFigures& eval = *record.eval;
+  std::string ema;
+  if (record.eval_ema) ema = fmt::format(", \"top1_ema\": {:.6f}, \"top5_ema\": {:.6f}", record.eval_ema->top1, record.eval_ema->top5);
+  try {
+    write_file_atomically(best_files_.root() + "/best.json",
+                          fmt::format("{{\"metric\": \"{}\", \"score\": {:.6f}, \"epoch\": {}, \"step\": {}, \"top1\": {:.6f}, "
+                                      "\"top5\": {:.6f}, \"loss\": {:.6f}{}, \"checkpoint\": \"{}\"}}\n",
+                                      best_metric_, score, record.epoch, record.step, eval.top1, eval.top5, eval.loss, ema, folder));
+  } catch (const Error& e) {
+    log::warn("best.json could not be written ({}); the best checkpoint itself is complete: {}", e.what(), folder);
+  }
+}
+
+// The best of the run so far, when it resumes: best.json's, unless it was saved beyond the step
+// resumed from (a run resumed from an older checkpoint judges its epochs afresh).
+void CheckpointManager::restore_best(int64_t resumed_step) {
+  const std::string path = best_files_.root() + "/best.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  try {
+    const std::optional<std::string> text = read_text_file(path);
+    if (!text) return;
+    const JsonValue best = parse_json(*text, path);
+    const std::optional<double> score = best.number("score"), step = best.number("step");
+    if (score && step && *step <= static_cast<double>(resumed_step) && best.text("metric") == best_metric_) best_.take(*score);
+  } catch (const Error& e) {
+    if (comm_.rank() == 0) log::warn("{} is unreadable ({}); the next evaluated epoch becomes the best", path, e.what());
+  }
 }
 
 std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, Strategy& strategy, torch::optim::Optimizer& optimizer) {
@@ -75,6 +149,7 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
                             folder, optimizer_name_, e.what(), folder));
   }
   last_saved_step_ = saved.position.step;
+  restore_best(saved.position.step);
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
 }
 

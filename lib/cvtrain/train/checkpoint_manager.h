@@ -1,6 +1,7 @@
 // Checkpoints of a run as collectives: when one is due (train/checkpoint_policy.h), saving (every
 // rank contributes its shards, rank 0 writes, every rank learns whether it worked, so a failed
-// write stops them together) and resuming (rank 0 chooses, so every rank loads the same one).
+// write stops them together), resuming (rank 0 chooses, so every rank loads the same one), and
+// checkpoint.keep_best's checkpoint of the best evaluated epoch in OUTPUT/best.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -22,6 +23,7 @@ namespace cvtrain {
 class Communicator;
 class LossScaler;
 class Strategy;
+struct EpochRecord;
 struct Recipe;
 struct ResumeChoice;
 
@@ -49,13 +51,29 @@ class CheckpointManager {
   // optimizer (and the RNG states); nullopt for a fresh start.
   std::optional<ResumedRun> resume(const ResumeChoice& resume, Strategy& strategy, torch::optim::Optimizer& optimizer);
 
+  // checkpoint.keep_best: whether an epoch's evaluation (the same figures on every rank) beats the
+  // best so far, of this run (a resumed run's best is read back from OUTPUT/best/best.json).
+  bool beats_best(const EpochRecord& record) const;
+  // Collective, after beats_best: the checkpoint of `position` in OUTPUT/best, replacing the one
+  // before, and OUTPUT/best/best.json with the epoch's figures.
+  void save_best(const TrainPosition& position, const EpochRecord& record, Strategy& strategy, torch::optim::Optimizer& optimizer,
+                 const LossScaler& scaler, const Recipe& recipe, const NamedTensors& ema = {});
+
   std::string folder_of(int64_t step) const { return files_.folder_of(step); }
   std::string last_complete() const;  // empty when none was saved yet
 
  private:
   TrainPosition position_in_this_run(const TrainPosition& saved, const std::string& folder) const;
+  std::string write(const Checkpointer& files, TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer,
+                    const LossScaler& scaler, const Recipe& recipe, const NamedTensors& ema);
+  std::optional<double> score_of(const EpochRecord& record) const;
+  void restore_best(int64_t resumed_step);
+  void write_best_summary(const std::string& folder, const EpochRecord& record, double score) const;
 
   Checkpointer files_;
+  Checkpointer best_files_;  // OUTPUT/best
+  BestEpoch best_;
+  std::string best_metric_;
   CheckpointCadence cadence_;
   Communicator& comm_;
   c10::Device device_;

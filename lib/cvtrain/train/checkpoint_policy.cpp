@@ -1,4 +1,4 @@
-// Checkpoint cadence (see checkpoint_policy.h).
+// Checkpoint cadence and the best epoch (see checkpoint_policy.h).
 #include "cvtrain/train/checkpoint_policy.h"
 
 #include "cvtrain/recipe/recipe.h"
@@ -13,6 +13,18 @@ bool CheckpointCadence::minutes_elapsed(double seconds_since_save) const {
 
 bool CheckpointCadence::due(int64_t step, bool minutes_elapsed_agreed, bool stop) const {
   return (every_steps_ > 0 && step % every_steps_ == 0) || minutes_elapsed_agreed || stop;
+}
+
+std::optional<double> BestEpoch::score(double top1, std::optional<double> top1_ema) const {
+  switch (metric_) {
+    case BestMetric::kTop1:
+      return top1;
+    case BestMetric::kTop1Ema:
+      return top1_ema;
+    case BestMetric::kNone:
+      break;
+  }
+  return std::nullopt;
 }
 
 }  // namespace cvtrain

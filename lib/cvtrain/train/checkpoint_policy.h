@@ -1,12 +1,14 @@
-// When a checkpoint is due: a pure decision on recipe values, apart from the files and the
-// collectives (train/checkpoint_manager.h), so it is unit-tested alone.
+// When a checkpoint is due, and which epoch is the best: pure decisions on recipe values, apart from
+// the files and the collectives (train/checkpoint_manager.h), so they are unit-tested alone.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace cvtrain {
 
 struct CheckpointSpec;
+enum class BestMetric;
 
 class CheckpointCadence {
  public:
@@ -21,6 +23,22 @@ class CheckpointCadence {
  private:
   int64_t every_steps_;
   double every_minutes_;
+};
+
+// checkpoint.keep_best: which evaluated epoch is the best so far. The higher top-1 (of the weights,
+// or of train.ema's average) wins; a tie keeps the earlier epoch.
+class BestEpoch {
+ public:
+  explicit BestEpoch(BestMetric metric) : metric_(metric) {}
+  // The epoch's score by the metric; nullopt when not judged (keep_best none, no ema figures).
+  std::optional<double> score(double top1, std::optional<double> top1_ema) const;
+  bool improves(double score) const { return !best_ || score > *best_; }
+  void take(double score) { best_ = score; }
+  std::optional<double> best() const { return best_; }
+
+ private:
+  BestMetric metric_;
+  std::optional<double> best_;
 };
 
 }  // namespace cvtrain

@@ -1,7 +1,7 @@
 // The training loop: epochs of optimizer steps, with metric lines, evaluation and checkpoints in
 // between. What it joins lives in files of its own: building the run (run_builder), one step
-// (train_step), checkpoints (checkpoint_manager), the weight average (weight_ema), the memory
-// figures (memory_report), the records and warnings of observe/.
+// (train_step), checkpoints and the best one (checkpoint_manager), the weight average (weight_ema),
+// the memory figures (memory_report), the records and warnings of observe/.
 #include "cvtrain/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -29,6 +29,7 @@
 #include "cvtrain/train/evaluator.h"
 #include "cvtrain/train/export.h"
 #include "cvtrain/train/fault_injection.h"
+#include "cvtrain/train/loss_sum.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/memory_report.h"
 #include "cvtrain/train/run_builder.h"
@@ -40,17 +41,6 @@
 
 namespace cvtrain {
 namespace {
-
-// Per-step mean losses summed on the device (reading them synchronises a GPU), and their count.
-struct LossSum {
-  explicit LossSum(const c10::Device& device) : sum(at::zeros({}, at::TensorOptions(device).dtype(at::kDouble))) {}
-  void add(const at::Tensor& loss) {
-    sum += loss;
-    ++steps;
-  }
-  at::Tensor sum;
-  int64_t steps = 0;
-};
 
 class Trainer {
  public:
@@ -64,6 +54,7 @@ class Trainer {
   void report_interval(int64_t epoch, bool log_now);
   void save_or_stop(const StepOutput& out);
   void save_checkpoint();
+  void save_best_checkpoint(const EpochRecord& record);
   void evaluate_epoch(int64_t epoch, TrainSummary& summary);
   EvalResult evaluate_model(const LoaderOptions& loader);
   void save_model(double seconds) const;
@@ -104,6 +95,12 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
 // Collective; with train.ema the average goes into the checkpoint too.
 void Trainer::save_checkpoint() {
   checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_, ema_ ? ema_->synced_state(*run_.comm) : NamedTensors{});
+}
+
+// checkpoint.keep_best, after the evaluation: at an epoch's end it resumes into the next epoch.
+void Trainer::save_best_checkpoint(const EpochRecord& record) {
+  const TrainPosition at = position_.batches_done >= run_.steps_per_epoch ? position_.at_next_epoch() : position_;
+  checkpoints_.save_best(at, record, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_, ema_ ? ema_->synced_state(*run_.comm) : NamedTensors{});
 }
 
 TrainSummary Trainer::run() {
@@ -272,10 +269,12 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
       record.eval_ema = EvalFigures{averaged.loss, averaged.top1, averaged.top5, ema_clock.seconds()};
     }
   }
-  if (rank_.rank != 0) return;
-  run_.metrics->write(record.to_record());
-  log::info("{}", record.log_line());
-  profiler_.report_epoch(record);
+  if (rank_.rank == 0) {
+    run_.metrics->write(record.to_record());
+    log::info("{}", record.log_line());
+    profiler_.report_epoch(record);
+  }
+  if (checkpoints_.beats_best(record)) save_best_checkpoint(record);
 }
 
 EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
