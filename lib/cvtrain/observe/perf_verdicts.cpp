@@ -103,8 +103,11 @@ std::optional<Verdict> memory_growth(const PerfFacts& f, const Recipe& r) {
   if (peaks.size() < 3 || peaks[1] <= 0) return std::nullopt;
   for (size_t e = 2; e < peaks.size(); ++e)
     if (!(peaks[e] > peaks[e - 1])) return std::nullopt;  // a plateau is an allocator that settled, not growth
+  // Below kMinGrowthMb a rise is a small run's allocator and threads settling (a CPU run 100 MB above
+  // its start can gain tens of MB from one epoch to the next on a loaded machine), not a leak.
+  constexpr double kMinGrowthMb = 64;
   const double growth = peaks.back() / peaks[1] - 1;
-  if (growth < r.observe.memory_growth) return std::nullopt;
+  if (growth < r.observe.memory_growth || peaks.back() - peaks[1] < kMinGrowthMb) return std::nullopt;
   return Verdict{"memory_growth", growth,
                  fmt::format("memory growth: the peak memory rose in every epoch since epoch {}, from {:.0f} MB to {:.0f} MB (+{}) after "
                              "epoch {}; something keeps memory from one step to the next (tensors held in a list, a growing cache), and "

@@ -8,8 +8,8 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/json_reader.h"
-#include "cvtrain/core/text_file.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/text_file.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/observe/metric_records.h"
 #include "cvtrain/parallel/strategy.h"
