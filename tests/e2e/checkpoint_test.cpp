@@ -230,6 +230,10 @@ TEST_CASE("checkpoint.keep_best keeps the best evaluated epoch in OUTPUT/best, w
   CHECK(std::filesystem::exists(folder + "/COMPLETE"));
   CHECK_THAT(resumed.output, !Catch::Contains("best top1 so far"));
   CHECK(read_text(dir.file("a/best/best.json")) == unbeatable);
+  // The finished run's last checkpoint was saved after its evaluation: the longer run starts at
+  // epoch 5 and does not evaluate epoch 4 again.
+  CHECK_THAT(resumed.output, Catch::Contains("step 40 of 50 (epoch 5, 0 of its 10 batches done)"));
+  CHECK(cvtrain::testing::numbers_after(read_text(dir.file("a/metrics.jsonl")), "epoch_s").size() == 1);
 
   // none: no best folder; top1_ema without train.ema is a recipe error.
   const Run off = shell("$CVTRAIN --recipe $RECIPE" + common + " train.epochs=1 checkpoint.keep_best=none output=" + dir.file("b"), dir);

@@ -33,10 +33,11 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
 
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
                              const Recipe& recipe, const NamedTensors& ema) {
-  if (position.step == last_saved_step_) return;
+  if (position.step == last_saved_step_ && position.epoch == last_saved_epoch_) return;
   const std::string folder = write(files_, position, strategy, optimizer, scaler, recipe, ema);
   if (comm_.rank() == 0) log::info("checkpoint: {}", folder);
   last_saved_step_ = position.step;
+  last_saved_epoch_ = position.epoch;
   since_save_.reset();
 }
 
@@ -87,16 +88,17 @@ void CheckpointManager::save_best(const TrainPosition& position, const EpochReco
   log::info("best {} so far ({:.4f}, epoch {}): checkpoint {}", best_metric_, score, record.epoch, folder);
 }
 
-// best.json: which epoch the best checkpoint is and its figures. Rank 0 alone, after the collective:
-// a failure here is a warning, never an error that would leave the other ranks waiting.
+// best.json: which epoch the best checkpoint is and its figures, exact (shortest round-trip form: a
+// resumed run compares its epochs with this score). Rank 0 alone, after the collective: a failure
+// here is a warning, never an error that would leave the other ranks waiting.
 void CheckpointManager::write_best_summary(const std::string& folder, const EpochRecord& record, double score) const {
   const EvalFigures& eval = *record.eval;
   std::string ema;
-  if (record.eval_ema) ema = fmt::format(", \"top1_ema\": {:.6f}, \"top5_ema\": {:.6f}", record.eval_ema->top1, record.eval_ema->top5);
+  if (record.eval_ema) ema = fmt::format(", \"top1_ema\": {}, \"top5_ema\": {}", record.eval_ema->top1, record.eval_ema->top5);
   try {
     write_file_atomically(best_files_.root() + "/best.json",
-                          fmt::format("{{\"metric\": \"{}\", \"score\": {:.6f}, \"epoch\": {}, \"step\": {}, \"top1\": {:.6f}, "
-                                      "\"top5\": {:.6f}, \"loss\": {:.6f}{}, \"checkpoint\": \"{}\"}}\n",
+                          fmt::format("{{\"metric\": \"{}\", \"score\": {}, \"epoch\": {}, \"step\": {}, \"top1\": {}, "
+                                      "\"top5\": {}, \"loss\": {}{}, \"checkpoint\": \"{}\"}}\n",
                                       best_metric_, score, record.epoch, record.step, eval.top1, eval.top5, eval.loss, ema, folder));
   } catch (const Error& e) {
     log::warn("best.json could not be written ({}); the best checkpoint itself is complete: {}", e.what(), folder);
@@ -149,6 +151,7 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
                             folder, optimizer_name_, e.what(), folder));
   }
   last_saved_step_ = saved.position.step;
+  last_saved_epoch_ = saved.position.epoch;
   restore_best(saved.position.step);
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
 }

@@ -41,8 +41,9 @@ class CheckpointManager {
   bool minutes_elapsed() const { return cadence_.minutes_elapsed(since_save_.seconds()); }
   bool due(int64_t step, bool minutes_elapsed_agreed, bool stop) const { return cadence_.due(step, minutes_elapsed_agreed, stop); }
 
-  // Collective. Saves `position` unless that step is saved already (the end of training on an
-  // every_steps step). Throws Error on every rank when rank 0 could not write.
+  // Collective. Saves `position` unless it is saved already (the end of training on an every_steps
+  // step; the same step at the next epoch, once evaluated, is saved again). Throws Error on every
+  // rank when rank 0 could not write.
   // `ema`: the weight average's state (train.ema; identical on every rank), or empty.
   void save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler, const Recipe& recipe,
             const NamedTensors& ema = {});
@@ -78,7 +79,7 @@ class CheckpointManager {
   Communicator& comm_;
   c10::Device device_;
   Stopwatch since_save_;
-  int64_t last_saved_step_ = -1;
+  int64_t last_saved_step_ = -1, last_saved_epoch_ = -1;
   int64_t global_batch_;
   std::string optimizer_name_;
 };

@@ -118,6 +118,7 @@ TrainSummary Trainer::run() {
     break;
   }
   run_.strategy->sync_buffers();
+  if (position_.batches_done >= run_.steps_per_epoch) position_ = position_.at_next_epoch();  // evaluated: a longer run goes on from the next
   save_checkpoint();
   summary.steps = position_.step;
   summary.seconds = total.seconds();
