@@ -53,12 +53,17 @@ std::optional<ImageSize> webp_size(const std::vector<uint8_t>& b) {  // RIFF....
 std::optional<ImageSize> netpbm_size(const std::vector<uint8_t>& b) {
   size_t at = 2;
   uint64_t numbers[2] = {0, 0};
-  for (uint64_t& number : numbers) {
-    while (at < b.size() && (std::isspace(b[at]) || b[at] == '#'))
-      if (b[at] == '#')
-        while (at < b.size() && b[at] != '\n') ++at;
-      else
+  const auto skip_space_and_comments = [&] {
+    while (at < b.size() && (std::isspace(b[at]) || b[at] == '#')) {
+      if (b[at] != '#') {
         ++at;
+        continue;
+      }
+      while (at < b.size() && b[at] != '\n') ++at;
+    }
+  };
+  for (uint64_t& number : numbers) {
+    skip_space_and_comments();
     if (at >= b.size() || !std::isdigit(b[at])) return std::nullopt;
     while (at < b.size() && std::isdigit(b[at]) && number < (uint64_t{1} << 40)) number = number * 10 + (b[at++] - '0');
   }
