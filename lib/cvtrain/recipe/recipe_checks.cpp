@@ -123,18 +123,23 @@ void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& 
   if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
     check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
   if (options.check_paths && !synthetic) check_paths(r, check);
-  const ResumeChoice& resume = r.checkpoint.resume;
-  if (options.check_paths && resume.mode == ResumeMode::kFolder && !fs::is_directory(resume.folder, missing_file))
-    check.fail("checkpoint.resume", fmt::format("'{}' is not a folder; expected auto, none, a checkpoint folder (RUN/checkpoints/step-N) "
-                                                "or a run folder (its newest complete checkpoint)", resume.folder));
-  if (r.output.empty()) check.fail("output", "names the run folder (metrics, checkpoints, weights) and cannot be empty");
-  if (r.checkpoint.keep_best == BestMetric::kTop1Ema && r.train.ema.decay <= 0)
-    check.fail("checkpoint.keep_best", "top1_ema judges the weight average, and train.ema is off; use top1 or set train.ema.decay");
   if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
   for (double s : r.data.std)
     if (s <= 0) check.fail("data.std", fmt::format("every value must be greater than 0, got {}", s));
+}
+
+// Where the run writes and what it resumes from.
+void check_run_folders(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
+  if (r.output.empty()) check.fail("output", "names the run folder (metrics, checkpoints, weights) and cannot be empty");
+  const ResumeChoice& resume = r.checkpoint.resume;
+  std::error_code missing;
+  if (options.check_paths && resume.mode == ResumeMode::kFolder && !fs::is_directory(resume.folder, missing))
+    check.fail("checkpoint.resume", fmt::format("'{}' is not a folder; expected auto, none, a checkpoint folder (RUN/checkpoints/step-N) "
+                                                "or a run folder (its newest complete checkpoint)", resume.folder));
+  if (r.checkpoint.keep_best == BestMetric::kTop1Ema && r.train.ema.decay <= 0)
+    check.fail("checkpoint.keep_best", "top1_ema judges the weight average, and train.ema is off; use top1 or set train.ema.decay");
 }
 
 void check_augment(const Recipe& r, const CrossChecks& check) {
@@ -197,6 +202,7 @@ void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) 
   check_auto_micro_batch(r, options, check);
   resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
   check_data(r, options, check);
+  check_run_folders(r, options, check);
   check_profile(r.profile, check);
   check_augment(r, check);
   check_optimizer(r, check);
