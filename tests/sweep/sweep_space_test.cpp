@@ -77,6 +77,26 @@ TEST_CASE("a bad search space is reported at once, each problem with its line an
              Catch::Contains("optim.lr: sampler: grid searches lists of values only"));
 }
 
+// Values a draw could meet are read by the key's schema row before any trial: a typo in the third
+// choice fails at once, not when (if ever) a trial draws it.
+TEST_CASE("a search space's values are values of their keys: choices, range ends, what uniform draws", "[sweep]") {
+  TempDir dir;
+  const std::string path = dir.write("space.yaml",
+                                     "space:\n"
+                                     "  precision: [fp32,\n"
+                                     "              bf17]\n"
+                                     "  optim.momentum: {uniform: [0.5, 1.5]}\n"
+                                     "  train.epochs: {uniform: [1, 5]}\n"
+                                     "  optim.betas: [[0.9, 0.999], [0.9, 0.95]]\n"
+                                     "  train.seed: {int: [0, 9]}\n");
+  const auto problems = problems_of(path);
+  REQUIRE(problems.size() == 3);
+  CHECK_THAT(problems[0], Catch::Contains(path + ":3: precision: 'bf17' is not one of") && Catch::Contains("did you mean 'bf16'?"));
+  CHECK_THAT(problems[1], Catch::Contains(path + ":4: optim.momentum: must be in [0, 1], got 1.5"));
+  CHECK_THAT(problems[2], Catch::Contains(path + ":5: train.epochs: draws values such as 2.48") &&
+                              Catch::Contains("expected an integer") && Catch::Contains("int: [low, high]"));
+}
+
 TEST_CASE("a recipe's sweep: section is the space, with the recipe's lines, and training ignores it", "[sweep]") {
   TempDir dir;
   const std::string recipe = dir.write("r.yaml",

@@ -505,6 +505,18 @@ std::vector<std::string> recipe_keys() {
   return keys;
 }
 
+std::optional<std::string> value_problem(const std::string& key, const std::string& value) {
+  const auto& fields = schema();
+  const auto field = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.path == key; });
+  if (field == fields.end()) return "not a recipe key";
+  try {
+    Recipe scratch;
+    return field->read(YAML::Load(value), scratch);
+  } catch (const YAML::Exception& e) {
+    return "cannot parse the value: " + e.msg;
+  }
+}
+
 Recipe load_recipe(const std::string& path, const LoadOptions& options) {
   Problems problems;
   Tree tree;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,9 @@ int world_size_of(const DistributedSpec& spec, int visible_gpus);
 
 // Every recipe key, dotted ("train.epochs"), in schema order.
 std::vector<std::string> recipe_keys();
+
+// What is wrong with `value` (YAML text, as after KEY= in an override) for the recipe key `key`, by
+// its schema row alone (type, range, choices; no rule across keys); nullopt when it reads.
+std::optional<std::string> value_problem(const std::string& key, const std::string& value);
 
 }  // namespace cvtrain

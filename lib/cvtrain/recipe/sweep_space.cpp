@@ -8,6 +8,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/recipe/recipe_loader.h"
 
 namespace cvtrain {
 namespace {
@@ -24,6 +25,20 @@ std::string yaml_text(const YAML::Node& value) {
   YAML::Emitter out;
   out << YAML::Flow << value;
   return out.c_str();
+}
+
+// A range's ends must be values of the key, and so must what it draws between them (uniform draws
+// fractions, which an integer key refuses).
+void check_range_values(const std::string& key, const SearchDimension& d, const YAML::Node& values, Problems& problems) {
+  for (const YAML::Node& end : {values[0], values[1]})
+    if (const auto problem = value_problem(key, yaml_text(end))) {
+      problems.add(end, key, *problem);
+      return;
+    }
+  if (d.kind == SearchDimension::Kind::kInt) return;
+  const std::string between = fmt::format("{}", d.low + 0.37 * (d.high - d.low));
+  if (const auto problem = value_problem(key, between))
+    problems.add(values, key, fmt::format("draws values such as {} ({}); int: [low, high] draws whole numbers", between, *problem));
 }
 
 // {uniform: [a, b]}, {loguniform: [a, b]}, {int: [a, b]}, {choice: [...]} (also {grid: [...]}), or a
@@ -49,7 +64,10 @@ void read_dimension(const std::string& key, const YAML::Node& node, SweepSpace& 
       problems.add(values, key, fmt::format("{} needs a non-empty list", kind));
       return;
     }
-    for (const auto& v : values) d.choices.push_back(yaml_text(v));
+    for (const auto& v : values) {
+      d.choices.push_back(yaml_text(v));
+      if (const auto problem = value_problem(key, d.choices.back())) problems.add(v, key, *problem);  // a typo any draw could meet
+    }
     space.dimensions.push_back(d);
     return;
   }
@@ -79,6 +97,8 @@ void read_dimension(const std::string& key, const YAML::Node& node, SweepSpace& 
   else if (d.kind == SearchDimension::Kind::kInt && (d.low != static_cast<double>(static_cast<int64_t>(d.low)) ||
                                                      d.high != static_cast<double>(static_cast<int64_t>(d.high))))
     problems.add(values, key, fmt::format("int needs whole numbers, got [{}, {}]", d.low, d.high));
+  else
+    check_range_values(key, d, values, problems);
   space.dimensions.push_back(d);
 }
 
