@@ -79,13 +79,21 @@ TEST_CASE("a bad search space or a candidate recipe that does not load stops a s
                              dir);
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.output, Catch::Contains("space.yaml:1: optim.lrr: not a recipe key (did you mean 'optim.lr'?)"));
-  const auto rejected = shell("$CVTRAIN sweep --recipe $RECIPE --space " +
-                                  dir.write("bad_value.yaml", "space: {optim.name: [sgd, adamm]}\nsampler: grid\ntrials: 0\n") +
-                                  " --out " + dir.file("sweep2"),
+  const auto bad_value = shell("$CVTRAIN sweep --recipe $RECIPE --space " +
+                                   dir.write("bad_value.yaml", "space: {optim.name: [sgd, adamm]}\nsampler: grid\ntrials: 0\n") +
+                                   " --out " + dir.file("sweep2"),
+                               dir);
+  CHECK(bad_value.exit_code == 2);
+  CHECK_THAT(bad_value.output, Catch::Contains("bad_value.yaml:1: optim.name: 'adamm' is not one of") && Catch::Contains("did you mean 'adamw'?"));
+  // A value of its key that the rest of the recipe refuses: the candidate names the trial.
+  const auto rejected = shell("$CVTRAIN sweep --recipe $RECIPE strategy=zero2 --space " +
+                                  dir.write("bad_pair.yaml", "space: {optim.name: [sgd, lamb]}\nsampler: grid\ntrials: 0\n") +
+                                  " --out " + dir.file("sweep3"),
                               dir);
   CHECK(rejected.exit_code == 2);
-  CHECK_THAT(rejected.output, Catch::Contains("trial-0001 (optim.name=adamm)") && Catch::Contains("did you mean 'adamw'?"));
+  CHECK_THAT(rejected.output, Catch::Contains("trial-0001 (optim.name=lamb)") && Catch::Contains("lamb's trust ratio needs each parameter's whole norm"));
   CHECK_FALSE(std::filesystem::exists(dir.file("sweep2/trial-0000")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("sweep3/trial-0000")));
   // A recipe's sweep: section: cvtrain check reports its mistakes too, with the recipe's line.
   const std::string recipe = dir.write("r.yaml", "base: " + cvtrain::testing::kQuickstart + "\nsweep:\n  space: {optim.lr: {uniform: [0.3, 0.1]}}\n");
   const auto check = shell("$CVTRAIN check --no-paths --recipe " + recipe, dir);
