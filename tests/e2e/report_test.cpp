@@ -118,6 +118,8 @@ TEST_CASE("cvtrain report: a two-rank run's page renders in headless Chromium wi
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("http") == std::string::npos);
   CHECK(html.find("rank 1 (host ") != std::string::npos);  // provenance and the per-rank bars
+  CHECK(html.find("% at epoch ") != std::string::npos);  // the top-1 tile names the epoch kept in best/
+  CHECK(html.find(", its checkpoint in best/") != std::string::npos);
 
   const std::map<std::string, ChartLayout> charts = browser_layout(dir, html);
   check_drawn(charts, {"loss", "accuracy", "throughput", "lr", "breakdown", "rank_spread", "rank_bars", "memory"});

@@ -64,6 +64,8 @@ RunHistory read_run_history(const std::string& folder) {
   run.provenance = read_json_file(root / "provenance.json", "provenance.json is not there (runs of earlier cvtrain builds do not write it)", run);
   if (const std::optional<std::string> text = read_text_file((root / "preflight.json").string()))
     run.preflight = parse_json(*text, (root / "preflight.json").string());
+  if (const std::optional<std::string> text = read_text_file((root / "best" / "best.json").string()))
+    run.best = parse_json(*text, (root / "best" / "best.json").string());
   run.recipe_yaml = read_text_file((root / "recipe.yaml").string()).value_or("");
   if (run.recipe_yaml.empty()) run.notes.push_back("recipe.yaml is not there");
   return run;

@@ -17,6 +17,7 @@ struct RunHistory {
   JsonValue summary;                 // perf_summary.json; null until the run has ended
   JsonValue provenance;              // provenance.json; null for runs of older versions
   JsonValue preflight;               // preflight.json; null unless the run had `preflight: true` (or `cvtrain preflight` wrote there)
+  JsonValue best;                    // best/best.json (checkpoint.keep_best); null when the run kept none
   std::string recipe_yaml;           // recipe.yaml as written; "" when absent
   std::vector<std::string> notes;    // what was missing or skipped, for the reader of the report
 };

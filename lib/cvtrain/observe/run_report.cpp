@@ -65,6 +65,15 @@ int world_size_of(const RunHistory& run) {
   return std::max<int>(1, static_cast<int>(run.summary["ranks"].array().size()));
 }
 
+// Under the top-1 tile: the best epoch's figure, and where its checkpoint is when the run kept it.
+std::string best_top1_note(const RunHistory& run, const std::vector<double>& top1) {
+  if (!std::isfinite(max_finite(top1))) return "no validation data";
+  const std::optional<double> kept = run.best.number("top1"), epoch = run.best.number("epoch");
+  if (kept && epoch && run.best.text("metric") == "top1")
+    return fmt::format("best {:.2f}% at epoch {:.0f}, its checkpoint in best/", 100 * *kept, *epoch);
+  return fmt::format("best {:.2f}%", 100 * max_finite(top1));
+}
+
 std::string key_figures(const RunHistory& run) {
   const std::vector<double> steps = column(run.intervals, "step"), epoch_steps = column(run.epochs, "step");
   const double step = std::max(last_finite(steps), last_finite(epoch_steps));
@@ -76,8 +85,7 @@ std::string key_figures(const RunHistory& run) {
   const double peak_mb = max_finite(column(run.epochs, "peak_memory_mb"));
   std::string out = "<div class=\"tiles\">\n";
   out += html_tile("steps", or_dash(step, fmt::format("{:.0f}", step)), fmt::format("{} epoch(s) logged", run.epochs.size()));
-  out += html_tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))),
-              std::isfinite(max_finite(top1)) ? fmt::format("best {:.2f}%", 100 * max_finite(top1)) : "no validation data");
+  out += html_tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))), best_top1_note(run, top1));
   out += html_tile("images/s", or_dash(images_per_s, fmt::format("{:.0f}", images_per_s)),
               std::isfinite(images_per_s) ? fmt::format("{:.0f} per rank, {} rank(s)", images_per_s / world, world) : "");
   out += html_tile("step time", or_dash(step_s, fmt::format("{:.3f} s", step_s)), "mean over the run");
