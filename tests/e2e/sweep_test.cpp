@@ -74,26 +74,23 @@ TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resum
 
 TEST_CASE("a bad search space or a candidate recipe that does not load stops a sweep before any trial", "[e2e]") {
   TempDir dir;
-  const auto unknown = shell("$CVTRAIN sweep --recipe $RECIPE --space " + dir.write("space.yaml", "space: {optim.lrr: [0.1]}\n") +
-                                 " --out " + dir.file("sweep"),
-                             dir);
+  // `cvtrain sweep` of the quickstart over the space `text` (written as `name`), into its own folder.
+  const auto sweep = [&](const std::string& name, const std::string& text, const std::string& overrides = "") {
+    return shell("$CVTRAIN sweep --recipe $RECIPE " + overrides + " --space " + dir.write(name, text) + " --out " + dir.file(name + ".sweep"),
+                 dir);
+  };
+  const auto unknown = sweep("space.yaml", "space: {optim.lrr: [0.1]}\n");
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.output, Catch::Contains("space.yaml:1: optim.lrr: not a recipe key (did you mean 'optim.lr'?)"));
-  const auto bad_value = shell("$CVTRAIN sweep --recipe $RECIPE --space " +
-                                   dir.write("bad_value.yaml", "space: {optim.name: [sgd, adamm]}\nsampler: grid\ntrials: 0\n") +
-                                   " --out " + dir.file("sweep2"),
-                               dir);
+  const auto bad_value = sweep("bad_value.yaml", "space: {optim.name: [sgd, adamm]}\nsampler: grid\ntrials: 0\n");
   CHECK(bad_value.exit_code == 2);
   CHECK_THAT(bad_value.output, Catch::Contains("bad_value.yaml:1: optim.name: 'adamm' is not one of") && Catch::Contains("did you mean 'adamw'?"));
   // A value of its key that the rest of the recipe refuses: the candidate names the trial.
-  const auto rejected = shell("$CVTRAIN sweep --recipe $RECIPE strategy=zero2 --space " +
-                                  dir.write("bad_pair.yaml", "space: {optim.name: [sgd, lamb]}\nsampler: grid\ntrials: 0\n") +
-                                  " --out " + dir.file("sweep3"),
-                              dir);
+  const auto rejected = sweep("bad_pair.yaml", "space: {optim.name: [sgd, lamb]}\nsampler: grid\ntrials: 0\n", "strategy=zero2");
   CHECK(rejected.exit_code == 2);
   CHECK_THAT(rejected.output, Catch::Contains("trial-0001 (optim.name=lamb)") && Catch::Contains("lamb's trust ratio needs each parameter's whole norm"));
-  CHECK_FALSE(std::filesystem::exists(dir.file("sweep2/trial-0000")));
-  CHECK_FALSE(std::filesystem::exists(dir.file("sweep3/trial-0000")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("bad_value.yaml.sweep/trial-0000")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("bad_pair.yaml.sweep/trial-0000")));
   // A recipe's sweep: section: cvtrain check reports its mistakes too, with the recipe's line.
   const std::string recipe = dir.write("r.yaml", "base: " + cvtrain::testing::kQuickstart + "\nsweep:\n  space: {optim.lr: {uniform: [0.3, 0.1]}}\n");
   const auto check = shell("$CVTRAIN check --no-paths --recipe " + recipe, dir);
