@@ -9,6 +9,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/json_reader.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/observe/metric_records.h"
@@ -98,8 +99,8 @@ void CheckpointManager::write_best_summary(const std::string& folder, const Epoc
   try {
     write_file_atomically(best_files_.root() + "/best.json",
                           fmt::format("{{\"metric\": \"{}\", \"score\": {}, \"epoch\": {}, \"step\": {}, \"top1\": {}, "
-                                      "\"top5\": {}, \"loss\": {}{}, \"checkpoint\": \"{}\"}}\n",
-                                      best_metric_, score, record.epoch, record.step, eval.top1, eval.top5, eval.loss, ema, folder));
+                                      "\"top5\": {}, \"loss\": {}{}, \"checkpoint\": {}}}\n",
+                                      best_metric_, score, record.epoch, record.step, eval.top1, eval.top5, eval.loss, ema, json_string(folder)));
   } catch (const Error& e) {
     log::warn("best.json could not be written ({}); the best checkpoint itself is complete: {}", e.what(), folder);
   }
