@@ -105,6 +105,16 @@ TEST_CASE("type and range errors name file:line, key and value", "[recipe]") {
   CHECK_THAT(problems[2], Catch::Contains(path + ":4: train.epochs") && Catch::Contains("expected an integer, got 'many'"));
 }
 
+TEST_CASE("a key that failed to read is not blamed again by a rule comparing it, and an empty value says so", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", "data: {train: /d.gz, mean: 0.3, std: [0.3]}\ntrain: {global_batch: 64}\noptim: {lr: }\n");
+  const auto problems = problems_of(path, no_path_checks());
+  // data.mean keeps its three defaults; "data.std has 1 values but data.mean has 3" would blame the wrong line.
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0], Catch::Contains("data.mean") && Catch::Contains("expected a list of numbers"));
+  CHECK_THAT(problems[1], Catch::Contains("optim.lr") && Catch::Contains("expected a number, got nothing"));
+}
+
 TEST_CASE("augmentation policies and random erasing read like timm's flags, and a bad policy names its section", "[recipe]") {
   TempDir dir;
   const std::string good = dir.write("good.yaml", std::string(kMinimal) +

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -181,7 +182,8 @@ MaybeError convert_scalar(const YAML::Node& n, T& out, const char* expected) {
     }
   } catch (const YAML::Exception&) {
   }
-  return fmt::format("expected {}, got {}", expected, n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map");
+  const std::string got = n.IsNull() ? "nothing (an empty value or null)" : n.IsScalar() ? "'" + n.Scalar() + "'" : "a list or map";
+  return fmt::format("expected {}, got {}", expected, got);
 }
 
 MaybeError convert(const YAML::Node& n, int64_t& out) { return convert_scalar(n, out, "an integer"); }
@@ -543,9 +545,13 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
     }
   }
   for (const auto& [key, leaf] : tree) recipe.origins[key] = leaf.origin;
-  // A key that already failed to read is not blamed twice for what its default implies.
+  // A key that already failed to read holds its default: a rule about it, or one that compares
+  // another key with it (the message names it), would blame what the user did not write.
+  const auto names_a_failed_key = [&](const std::string& message) {
+    return std::any_of(failed.begin(), failed.end(), [&](const std::string& k) { return message.find(k) != std::string::npos; });
+  };
   cross_check(recipe, options, [&](const std::string& key, const std::string& message) {
-    if (failed.count(key)) return;
+    if (failed.count(key) || names_a_failed_key(message)) return;
     const auto it = tree.find(key);
     problems.add(it == tree.end() ? "(default)" : it->second.origin, key, message);
   });
