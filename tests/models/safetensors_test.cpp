@@ -97,3 +97,14 @@ TEST_CASE("malformed safetensors files are errors naming what is wrong", "[model
     CHECK_THROWS_WITH(read_safetensors(path), Catch::Contains(path) && Catch::Contains(c.expected));
   }
 }
+
+TEST_CASE("a file of another weight format says which, not that its header is malformed", "[models]") {
+  TempDir dir;
+  const std::vector<uint8_t> zip = {'P', 'K', 3, 4, 0, 0, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0};  // torch.save / torch::save
+  const std::vector<uint8_t> pickle = {0x80, 2, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8};  // legacy torch.save
+  const std::string zip_path = write_bytes(dir, zip);
+  CHECK_THROWS_AS(read_safetensors(zip_path), NotSafetensors);
+  CHECK_THROWS_WITH(read_safetensors(zip_path), Catch::Contains(zip_path) && Catch::Contains("not a safetensors file") &&
+                                                    Catch::Contains("zip archive") && Catch::Contains("torch.save"));
+  CHECK_THROWS_WITH(read_safetensors(write_bytes(dir, pickle)), Catch::Contains("Python pickle"));
+}

@@ -8,11 +8,20 @@
 #include <utility>
 #include <vector>
 
+#include "cvtrain/core/error.h"
+
 namespace at {
 class Tensor;
 }
 
 namespace cvtrain {
+
+// A file that is no safetensors file at all (a torch.save archive, a pickle…): what it is, not
+// what is wrong with its contents, is the message.
+class NotSafetensors : public Error {
+ public:
+  using Error::Error;
+};
 
 struct SafetensorEntry {
   std::string name;

@@ -16,6 +16,7 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/pretrained.h"
+#include "cvtrain/models/safetensors.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/run_builder.h"
@@ -45,6 +46,8 @@ void load_for_evaluation(Classifier& model, const std::string& file, const Recip
   PretrainedReport report;
   try {
     report = load_pretrained(model, file, /*strict=*/true);
+  } catch (const NotSafetensors&) {
+    throw;  // the file's format, not the model section, is what is wrong
   } catch (const Error& e) {
     throw Error(fmt::format("{} (the recipe's model section must describe the model the weights were trained as; here "
                             "model.arch {}, model.num_classes {})",
