@@ -77,6 +77,14 @@ TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors"
   CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1"));
   CHECK(run_cvtrain("--recipe " + kQuickstart + " --no-such-flag", dir).exit_code == 2);
   CHECK(run_cvtrain("", dir).exit_code == 2);
+  // Refused values say what is wanted (CLI11's own check printed DBL_MAX), and a preview is a .png.
+  const RunResult negative = run_cvtrain("data preview --recipe " + kQuickstart + " --epoch -1", dir);
+  CHECK(negative.exit_code == 2);
+  CHECK_THAT(negative.output, Catch::Contains("--epoch: must be a number, 0 or more, got -1") && !Catch::Contains("1797693"));
+  const RunResult jpeg = run_cvtrain("data preview --recipe " + kQuickstart + " --out grid.jpg", dir);
+  CHECK(jpeg.exit_code == 2);
+  CHECK_THAT(jpeg.output, Catch::Contains("name it .png"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("grid.jpg")));
 }
 
 TEST_CASE("training variants run to completion with the schedule they ask for", "[e2e]") {

@@ -1,0 +1,198 @@
+// `cvtrain data`: pack a dataset into shards, inspect shards, time the input pipeline, preview samples.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <memory>
+
+#include "command.h"
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/timer.h"
+#include "cvtrain/data/dataset.h"
+#include "cvtrain/data/pipeline_bench.h"
+#include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/data/shard_inspection.h"
+#include "cvtrain/observe/progress.h"
+#include "cvtrain/train/sample_preview.h"
+#include "cvtrain/train/trainer.h"
+
+namespace cvtrain::cli {
+namespace {
+
+struct DataArgs {
+  std::string source, destination, format = "auto", device = "cpu";
+  PackOptions pack;
+  PipelineBenchOptions bench;
+  bool verify = false, json = false;
+};
+
+void add_format_option(CLI::App& cmd, DataArgs& args) {
+  cmd.add_option("--format", args.format, "auto | idx | imagefolder | shards (auto: from what the path is)")
+      ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards"}))
+      ->capture_default_str();
+}
+
+std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::string& format) {
+  DataSpec spec;
+  spec.format = format == "auto" ? detect_format(path) : *enum_of<DataFormat>(format);
+  return open_dataset(spec, path, 0);
+}
+
+int run_data_pack(const DataArgs& args) {
+  const auto source = open_for_tool(args.source, args.format);
+  log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards, args.destination);
+  Stopwatch clock;
+  const PackReport report = pack_shards(*source, source->class_names(), args.destination, args.pack);
+  log::info("wrote {} samples ({} re-encoded, {} skipped as unusable), {:.1f} MB in {}", report.written, report.reencoded,
+            report.skipped, static_cast<double>(report.bytes) / 1e6, format_duration(clock.seconds()));
+  return 0;
+}
+
+Command add_pack_command(CLI::App& data) {
+  auto args = std::make_shared<DataArgs>();
+  auto* cmd = data.add_subcommand("pack", "Write SRC (an ImageFolder tree, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
+                                          "JPEGs that need no resize are copied byte for byte, everything else becomes JPEG");
+  cmd->add_option("src", args->source, "Source dataset")->required();
+  cmd->add_option("dst", args->destination, "Output folder (created; only earlier shards in it are replaced)")->required();
+  cmd->add_option("--shards", args->pack.shards, "Number of shard files")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--resize", args->pack.resize, "Shrink the shorter side to this many pixels (0: keep)")
+      ->check(CLI::Range(0, 65536))->capture_default_str();
+  cmd->add_option("--quality", args->pack.quality, "JPEG quality of re-encoded images")->check(CLI::Range(1, 100))->capture_default_str();
+  cmd->add_option("--workers", args->pack.workers, "Decode/encode threads")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--max-image-pixels", args->pack.max_image_pixels,
+                  "Skip larger images as unusable, on their header's size, as data.max_image_pixels does (0: no limit)")
+      ->check(not_negative())
+      ->capture_default_str();
+  add_format_option(*cmd, *args);
+  return {cmd, [args] { return run_data_pack(*args); }};
+}
+
+Command add_inspect_command(CLI::App& data) {
+  auto args = std::make_shared<DataArgs>();
+  auto* cmd = data.add_subcommand("inspect", "Summarise a shards folder: samples, shards, classes, sizes");
+  cmd->add_option("dir", args->source, "Folder written by `cvtrain data pack`")->required();
+  cmd->add_flag("--verify", args->verify, "Decode every sample; exit 1 if any is unusable");
+  return {cmd, [args] {
+            const ShardInspection inspection = inspect_shards(args->source, args->verify);
+            std::fputs(inspection.summary().c_str(), stdout);
+            return inspection.unreadable.empty() ? 0 : kExitRuntimeError;
+          }};
+}
+
+std::string bench_view(const PipelineBenchOptions& o) {
+  if (o.evaluation) return "evaluation view";
+  std::string view = "RandomResizedCrop + flip";
+  if (!o.auto_augment.empty()) view += " + " + o.auto_augment;
+  if (o.random_erasing > 0) view += fmt::format(" + random erasing {} (normalised)", o.random_erasing);
+  return view;
+}
+
+void print_bench(const DataArgs& args, const PipelineBenchResult& r) {
+  if (args.json) {
+    std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"cores_busy\": %.2f, "
+                "\"bad_samples\": %lld, \"decoder\": \"%s\", \"gpu_decoded\": %lld, \"gpu_regions\": %s}\n",
+                r.images_per_s, static_cast<long long>(r.images), r.seconds, static_cast<long long>(args.bench.workers), r.cores_busy,
+                static_cast<long long>(r.bad_samples), args.bench.decoder.c_str(), static_cast<long long>(r.gpu_decoded),
+                r.gpu_regions ? "true" : "false");
+    return;
+  }
+  const double per_worker = r.images_per_s / static_cast<double>(std::max<int64_t>(1, args.bench.workers));
+  std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker, %.1f host cores busy), to %s, "
+              "%lld unusable\n",
+              args.source.c_str(), static_cast<long long>(r.images), bench_view(args.bench).c_str(), r.seconds, r.images_per_s,
+              static_cast<long long>(args.bench.workers), per_worker, r.cores_busy, args.device.c_str(),
+              static_cast<long long>(r.bad_samples));
+  if (args.bench.decoder == "nvjpeg")
+    std::printf("  decoded by nvJPEG (%s backend, %s): %lld of %lld images; the rest by the workers\n", r.gpu_backend.c_str(),
+                r.gpu_regions ? "only each crop's region" : "whole images", static_cast<long long>(r.gpu_decoded),
+                static_cast<long long>(r.images));
+}
+
+int run_data_bench(DataArgs args) {
+  const auto dataset = open_for_tool(args.source, args.format);
+  if (args.device == "cuda" && visible_cuda_devices() == 0) throw Error("--device cuda: no CUDA device is visible");
+  args.bench.device = c10::Device(args.device == "cuda" ? c10::kCUDA : c10::kCPU);
+  print_bench(args, bench_pipeline(*dataset, args.bench));
+  return 0;
+}
+
+Command add_bench_command(CLI::App& data) {
+  auto args = std::make_shared<DataArgs>();
+  auto* cmd = data.add_subcommand("bench", "Time the training input pipeline alone (decode, RandomResizedCrop, flip, batching[, copy to GPU])");
+  cmd->add_option("path", args->source, "Dataset")->required();
+  cmd->add_option("--workers", args->bench.workers, "Decode threads")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--batch", args->bench.batch_size, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  cmd->add_option("--image-size", args->bench.image_size, "Output side")->check(CLI::Range(8, 4096))->capture_default_str();
+  cmd->add_option("--batches", args->bench.batches, "Timed batches (after one warm-up batch)")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("--device", args->device, "cpu | cuda (cuda: also copy and normalise on the GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  cmd->add_flag("--eval", args->bench.evaluation,
+                "Time the evaluation view (torchvision's Resize + CenterCrop, pixel for pixel) instead of RandomResizedCrop + flip");
+  cmd->add_option("--auto-augment", args->bench.auto_augment,
+                  "After crop and flip, this augment.auto_augment policy (e.g. rand-m9-mstd0.5-inc1; its geometric ops resample\n"
+                  "bilinearly)");
+  cmd->add_option("--random-erasing", args->bench.random_erasing,
+                  "augment.random_erasing.prob (pixel mode), planned in the workers and filled after normalising; also\n"
+                  "times the normalisation on the CPU, as timm's loader returns normalised, erased tensors")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--decoder", args->bench.decoder,
+                  "cpu | nvjpeg (nvjpeg, with --device cuda: as data.decoder nvjpeg trains, the workers only read and plan\n"
+                  "files and nvJPEG decodes them in batches on the GPU, crop and flip rendered there; files it does not\n"
+                  "take are decoded by the workers)")
+      ->check(CLI::IsMember({"cpu", "nvjpeg"}))->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  add_format_option(*cmd, *args);
+  return {cmd, [args] { return run_data_bench(*args); }};
+}
+
+struct PreviewArgs {
+  RecipeArgs recipe;
+  PreviewOptions options;
+};
+
+// The grid is always a PNG: a name that promises another format would mislabel the file.
+const CLI::Validator& png_name() {
+  static const CLI::Validator validator(
+      [](std::string& name) {
+        const auto dot = name.rfind('.');
+        std::string extension = dot == std::string::npos ? "" : name.substr(dot);
+        std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
+        return extension == ".png" ? std::string() : "the preview is a PNG image; name it .png, got " + name;
+      },
+      "FILE.png", "PngName");
+  return validator;
+}
+
+Command add_preview_command(CLI::App& data) {
+  auto args = std::make_shared<PreviewArgs>();
+  auto* cmd = data.add_subcommand(
+      "preview", "Write a PNG grid of the first training samples of an epoch exactly as the step receives them (crop,\n"
+                 "flip, augment.auto_augment, random erasing, Mixup/CutMix), denormalised, with their labels");
+  add_recipe_args(*cmd, args->recipe, true);
+  cmd->add_option("--out,-o", args->options.out, "The PNG file")->check(png_name())->capture_default_str();
+  cmd->add_option("--count", args->options.count, "Samples, in the epoch's order (mixed as one micro-batch)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--epoch", args->options.epoch, "Which epoch's samples and draws")->check(not_negative())->capture_default_str();
+  return {cmd, [args] {
+            const PreviewOptions& options = args->options;
+            const PreviewResult result = write_sample_preview(load(args->recipe), options);
+            log::info("{} training samples of epoch {} as the step receives them: {} ({}x{})", result.samples, options.epoch,
+                      options.out, result.width, result.height);
+            return 0;
+          }};
+}
+
+}  // namespace
+
+std::vector<Command> add_data_commands(CLI::App& app) {
+  auto* data = app.add_subcommand("data", "Dataset tools: pack into shards, inspect shards, benchmark the input pipeline, preview samples");
+  data->require_subcommand(1);
+  return {add_pack_command(*data), add_preview_command(*data), add_inspect_command(*data), add_bench_command(*data)};
+}
+
+}  // namespace cvtrain::cli

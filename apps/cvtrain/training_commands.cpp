@@ -1,0 +1,211 @@
+// The commands that run a recipe's ranks or read its checkpoints: train (also the top level),
+// check, models, launch, eval, export and preflight.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "command.h"
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/launch/job.h"
+#include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/models/arch_traits.h"
+#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/sweep_space.h"
+#include "cvtrain/train/export.h"
+#include "cvtrain/train/preflight.h"
+#include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/run_directory.h"
+#include "cvtrain/train/trainer.h"
+#include "cvtrain/train/weights_evaluation.h"
+
+namespace cvtrain::cli {
+namespace {
+
+int run_train(const RecipeArgs& args, int argc, char** argv) {
+  return as_rank_or_launcher(args, argc, argv, [](const Recipe& recipe, const std::optional<RankInfo>& rank) {
+    const TrainSummary summary = train(recipe, rank_of_process(rank, recipe.distributed));
+    if (summary.top1 >= 0 && (!rank || rank->rank == 0))
+      std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
+    return 0;
+  });
+}
+
+// `cvtrain train`, and the top level (`cvtrain --recipe R`), which without a recipe prints the help.
+std::vector<Command> add_train_commands(CLI::App& app, int argc, char** argv) {
+  auto top = std::make_shared<RecipeArgs>();
+  add_recipe_args(app, *top, false);
+  auto args = std::make_shared<RecipeArgs>();
+  auto* cmd = app.add_subcommand("train", "Train as the recipe says (the default when no subcommand is given)");
+  add_recipe_args(*cmd, *args, true);
+  const auto run_top = [&app, top, argc, argv] {
+    if (!top->recipe.empty()) return run_train(*top, argc, argv);
+    std::cerr << app.help();
+    return kExitRecipeError;
+  };
+  return {{cmd, [args, argc, argv] { return run_train(*args, argc, argv); }}, {nullptr, run_top}};
+}
+
+int run_check(const RecipeArgs& args) {
+  const Recipe recipe = load(args);
+  // A sweep: section is checked too (its keys and ranges; `cvtrain sweep` checks each trial's recipe).
+  const auto space = recipe_sweep_section(args.recipe, recipe_keys());
+  std::cout << "# resolved recipe: " << args.recipe << "\n"
+            << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
+            << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
+            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n");
+  if (space) std::cout << "# sweep: " << describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
+  std::cout << recipe_to_yaml(recipe);
+  return 0;
+}
+
+Command add_check_command(CLI::App& app) {
+  auto args = std::make_shared<RecipeArgs>();
+  auto* cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
+  add_recipe_args(*cmd, *args, true);
+  cmd->add_flag("--no-paths{false}", args->check_paths,
+                "Check keys and values only, not that data folders and the pretrained file exist (e.g. on a login node)");
+  return {cmd, [args] { return run_check(*args); }};
+}
+
+Command add_models_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("models", "List the model architectures model.arch accepts");
+  return {cmd, [] {
+            for (const auto& name : model_names()) std::cout << name << "\n";
+            return 0;
+          }};
+}
+
+struct LaunchArgs {
+  LaunchPlan plan;
+  double grace_s = 10;
+  std::vector<std::string> command;
+};
+
+Command add_launch_command(CLI::App& app) {
+  auto args = std::make_shared<LaunchArgs>();
+  auto* cmd = app.add_subcommand(
+      "launch",
+      "Run PROGRAM once per rank with torchrun's variables (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,\n"
+      "GROUP_RANK, MASTER_ADDR, MASTER_PORT), output prefixed by rank, signals forwarded; on the first failure\n"
+      "the other ranks are stopped and the job exits with the failed rank's code.\n"
+      "  cvtrain launch --nproc-per-node 4 -- ./my_rank_program --flag");
+  cmd->add_option("--nproc-per-node", args->plan.nproc_per_node, "Ranks on this node")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--nnodes", args->plan.nnodes, "Nodes in the job")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--node-rank", args->plan.node_rank, "This node's index, 0 to nnodes-1")->capture_default_str();
+  cmd->add_option("--master-addr", args->plan.master_addr, "Host of rank 0")->capture_default_str();
+  cmd->add_option("--master-port", args->plan.master_port, "Rendezvous port on the master")->check(CLI::Range(1, 65535))->capture_default_str();
+  cmd->add_option("--grace-s", args->grace_s, "Seconds between SIGTERM and SIGKILL when stopping ranks")->capture_default_str();
+  cmd->add_option("command", args->command, "PROGRAM [ARGS...], after --")->required();
+  return {cmd, [args] {
+            SupervisorOptions options;
+            options.grace_s = args->grace_s;
+            return run_group(args->plan, args->command, options);
+          }};
+}
+
+struct EvalArgs {
+  RecipeArgs recipe;
+  EvalRequest request;
+  std::string out;
+};
+
+// The job's ranks, launched as training would launch them, evaluate and stop; rank 0 prints the
+// figures and writes them as JSON.
+int run_eval(const EvalArgs& args, int argc, char** argv) {
+  return as_rank_or_launcher(args.recipe, argc, argv, [&args](const Recipe& recipe, const std::optional<RankInfo>& rank) {
+    const EvalReport report = evaluate_weights(recipe, rank_of_process(rank, recipe.distributed), args.request);
+    if (rank && rank->rank != 0) return 0;
+    const std::string out = args.out.empty() ? (std::filesystem::path(recipe.output) / "eval.json").string() : args.out;
+    const std::filesystem::path folder = std::filesystem::path(out).parent_path();
+    if (!folder.empty()) std::filesystem::create_directories(folder);
+    write_file_atomically(out, eval_report_json(report, recipe));
+    std::printf("%s\n", eval_report_line(report, recipe).c_str());
+    log::info("written to {}", out);
+    return 0;
+  });
+}
+
+Command add_eval_command(CLI::App& app, int argc, char** argv) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand(
+      "eval", "Evaluate weights on data.val without training, as timm's validate.py: top-1, top-5 and loss over every\n"
+              "sample once, on the recipe's ranks and strategy, at model.image_size and data.eval_crop_fraction (override\n"
+              "them to evaluate at another resolution or crop). Prints the figures and writes them to OUTPUT/eval.json");
+  add_recipe_args(*cmd, args->recipe, true);
+  auto* checkpoint_option =
+      cmd->add_option("--checkpoint", args->request.checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)");
+  cmd->add_option("--weights", args->request.weights, "A safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt) key "
+                                                      "names, e.g. from `cvtrain export` (default: model.pretrained)")
+      ->check(CLI::ExistingFile)->excludes(checkpoint_option);
+  cmd->add_flag("--ema", args->request.ema, "The checkpoint's train.ema weight average instead of its raw weights")->needs(checkpoint_option);
+  cmd->add_option("--batch", args->request.batch, "Images per rank and forward pass (default: train.micro_batch, 64 when auto)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--out,-o", args->out, "The JSON file (default: OUTPUT/eval.json)");
+  return {cmd, [args, argc, argv] { return run_eval(*args, argc, argv); }};
+}
+
+struct ExportArgs {
+  std::string checkpoint, out, dtype = "keep";
+  bool ema = false;
+};
+
+int run_export(const ExportArgs& args) {
+  const ExportResult result = export_weights(args.checkpoint, args.out, args.dtype, args.ema);
+  log::info("{}: {} tensors, {:.1f} M values of {}{} (step {}) written to {}", result.checkpoint, result.tensors,
+            static_cast<double>(result.values) / 1e6, result.arch, result.ema ? "'s weight average" : "", result.step, args.out);
+  std::cout << loading_hint(result, args.out) << "\n";
+  return 0;
+}
+
+Command add_export_command(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  auto* cmd = app.add_subcommand(
+      "export", "Write a checkpoint's weights as one safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt)\n"
+                "key names, which those libraries load without edits; prints the Python lines that load it");
+  cmd->add_option("checkpoint", args->checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)")->required();
+  cmd->add_option("--out,-o", args->out, "Output .safetensors file")->required();
+  cmd->add_option("--dtype", args->dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
+      ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
+  cmd->add_flag("--ema", args->ema, "The weight average of train.ema instead of the raw weights");
+  return {cmd, [args] { return run_export(*args); }};
+}
+
+// The job's ranks, launched as training would launch them, measure and stop.
+int run_preflight_only(const RecipeArgs& args, int argc, char** argv) {
+  return as_rank_or_launcher(args, argc, argv, [](const Recipe& loaded, const std::optional<RankInfo>& rank) {
+    Recipe recipe = loaded;  // train.micro_batch: auto is resolved into it
+    TrainingRun run = build_preflight_run(recipe, rank_of_process(rank, recipe.distributed));
+    run_preflight(run, recipe);
+    return 0;
+  });
+}
+
+Command add_preflight_command(CLI::App& app, int argc, char** argv) {
+  auto args = std::make_shared<RecipeArgs>();
+  auto* cmd = app.add_subcommand(
+      "preflight", "Run the recipe's ranks for a few seconds without training: each rank's matrix-product rate, host-to-device\n"
+                   "bandwidth (CUDA), its input pipeline against what its model consumes, and the all-reduce bus bandwidth;\n"
+                   "names the rank, link or pipeline that would hold the job back. Writes OUTPUT/preflight.json");
+  add_recipe_args(*cmd, *args, true);
+  return {cmd, [args, argc, argv] { return run_preflight_only(*args, argc, argv); }};
+}
+
+}  // namespace
+
+std::vector<Command> add_training_commands(CLI::App& app, int argc, char** argv) {
+  std::vector<Command> commands = add_train_commands(app, argc, argv);
+  commands.push_back(add_check_command(app));
+  commands.push_back(add_models_command(app));
+  commands.push_back(add_launch_command(app));
+  commands.push_back(add_eval_command(app, argc, argv));
+  commands.push_back(add_export_command(app));
+  commands.push_back(add_preflight_command(app, argc, argv));
+  return commands;
+}
+
+}  // namespace cvtrain::cli
