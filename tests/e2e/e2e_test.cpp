@@ -155,6 +155,36 @@ TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
   CHECK(top1.back() > 0.9);  // red against blue is easy
 }
 
+TEST_CASE("a validation tree without one of the classes is scored by class name, and one with a class training lacks is refused", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "train", 16);
+  write_red_blue_folder(dir, "both", 8);
+  std::filesystem::create_directories(dir.file("red_only"));
+  std::filesystem::rename(dir.file("both/red"), dir.file("red_only/red"));  // ImageFolder alone would call red label 0 (blue's)
+  const std::string recipe = dir.write("folder.yaml",
+                                       "model: {arch: small_cnn, num_classes: 2, image_size: 32}\n"
+                                       "data: {format: imagefolder, train: " + dir.file("train") + ", val: " + dir.file("red_only") + "}\n"
+                                       "train: {epochs: 3, global_batch: 8, log_every: 2}\n"
+                                       "optim: {name: adamw, lr: 0.003}\n");
+  const RunResult run = run_cvtrain("--recipe " + recipe + " output=" + dir.file("run"), dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("data.val: 1 of the 2 training classes"));
+  const std::vector<double> top1 = numbers_after(read_text(dir.file("run/metrics.jsonl")), "top1");
+  REQUIRE(top1.size() == 3);
+  CHECK(top1.back() > 0.9);  // was 0: every red image scored as blue
+  const RunResult eval = run_cvtrain("eval --recipe " + recipe + " --checkpoint " + dir.file("run") + " --out " + dir.file("eval.json"), dir);
+  INFO(eval.output);
+  REQUIRE(eval.exit_code == 0);
+  CHECK(numbers_after(read_text(dir.file("eval.json")), "top1").at(0) > 0.9);
+
+  std::filesystem::rename(dir.file("both/blue"), dir.file("red_only/green"));
+  const RunResult stranger = run_cvtrain("--recipe " + recipe + " output=" + dir.file("run2"), dir);
+  CHECK(stranger.exit_code == 2);
+  CHECK_THAT(stranger.output, Catch::Contains("data.val") && Catch::Contains("'green'") && Catch::Contains("training set does not have"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("run2")));
+}
+
 namespace {
 
 std::string folder_recipe(const TempDir& dir, const std::string& root, const std::string& format = "imagefolder") {

@@ -75,14 +75,19 @@ std::vector<std::string> class_images(const fs::path& class_folder, std::vector<
 
 }  // namespace
 
-ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
+std::vector<std::string> image_folder_classes(const std::string& root) {
+  std::vector<std::string> classes;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec))
-    if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
+    if (entry.is_directory()) classes.push_back(entry.path().filename().string());
   if (ec) throw IoError(fmt::format("{}: cannot list ({})", root, ec.message()));
-  std::sort(classes_.begin(), classes_.end());
+  std::sort(classes.begin(), classes.end());
+  if (classes.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
+  return classes;
+}
+
+ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) : classes_(image_folder_classes(root)) {
   std::vector<std::string> dangling;
-  if (classes_.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
   for (size_t label = 0; label < classes_.size(); ++label) {
     const fs::path folder = fs::path(root) / classes_[label];
     std::vector<std::string> files = class_images(folder, dangling);

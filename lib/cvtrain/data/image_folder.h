@@ -26,6 +26,9 @@ class ImageFolderDataset : public Dataset {
   std::vector<int64_t> labels_;
 };
 
+// ROOT's class folders, sorted (label i = name i), as torchvision's find_classes; throws Error for none.
+std::vector<std::string> image_folder_classes(const std::string& root);
+
 // The whole file, in one read where the size is known; throws Error naming the file.
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 

@@ -63,10 +63,15 @@ std::string shard_name(size_t k) { return fmt::format("shard-{:05d}.cvts", k); }
 
 }  // namespace
 
-ShardDataset::ShardDataset(const std::string& dir, int64_t limit) : dir_(dir) {
+std::vector<std::string> shard_classes(const std::string& dir) {
   std::ifstream names(fs::path(dir) / "classes.txt");
   if (!names) throw Error(fmt::format("{}: no classes.txt (not a folder written by `cvtrain data pack`)", dir));
-  for (std::string line; std::getline(names, line);) classes_.push_back(line);
+  std::vector<std::string> classes;
+  for (std::string line; std::getline(names, line);) classes.push_back(line);
+  return classes;
+}
+
+ShardDataset::ShardDataset(const std::string& dir, int64_t limit) : dir_(dir), classes_(shard_classes(dir)) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
     if (entry.path().extension() == ".cvts") shard_paths_.push_back(entry.path().string());

@@ -13,6 +13,9 @@
 
 namespace cvtrain {
 
+// DIR's classes.txt: line i names label i. Throws Error when DIR has none.
+std::vector<std::string> shard_classes(const std::string& dir);
+
 class ShardDataset : public Dataset {
  public:
   // Reads every shard's index; throws Error naming the shard for a malformed one.

@@ -21,6 +21,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/data/class_alignment.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/decoder_choice.h"
 #include "cvtrain/data/jpeg_batch_decoder.h"
@@ -124,6 +125,33 @@ void check_dataset_fits(const Dataset& dataset, const std::string& path, const R
                                    model.in_channels, dataset.channels())});
 }
 
+// The validation set scored against the training set's class numbers, matched by name
+// (data/class_alignment.h); a validation class the training set lacks is a recipe error.
+std::unique_ptr<Dataset> scored_as_trained(std::unique_ptr<Dataset> val, const Recipe& recipe) {
+  const DataSpec& data = recipe.data;
+  if (data.train.empty()) return val;
+  std::optional<std::vector<std::string>> training_classes;
+  try {
+    training_classes = class_names_at(data, data.train);
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    throw RecipeError({fmt::format("{}: {}", recipe.where("data.train"), e.what())});
+  }
+  if (!training_classes) return val;
+  const int64_t own_classes = val->num_classes();
+  try {
+    val = with_training_labels(std::move(val), *training_classes);
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    throw RecipeError({fmt::format("{}: {} has {}", recipe.where("data.val"), data.val, e.what())});
+  }
+  if (own_classes != val->num_classes())
+    log::info("data.val: {} of the {} training classes; its labels follow data.train's class names", own_classes, val->num_classes());
+  return val;
+}
+
 }  // namespace
 
 RunData open_run_data(const Recipe& recipe) {
@@ -138,8 +166,9 @@ RunData open_run_data(const Recipe& recipe) {
   }
   run_data.train_bad = std::make_unique<BadSamples>("data.train", run_data.train->size(), data.max_bad_fraction);
   if (!data.val.empty()) {
-    run_data.val = open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples);
+    run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), recipe);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
+    check_dataset_fits(*run_data.val, data.val, recipe);
   }
   check_dataset_fits(*run_data.train, data.train, recipe);
   if (static_cast<int64_t>(run_data.train->size()) < recipe.train.global_batch)
@@ -155,7 +184,7 @@ RunData open_eval_data(const Recipe& recipe) {
     throw RecipeError({fmt::format("{}: evaluation needs a validation set (data.val: a dataset of data.format {})", recipe.where("data.val"),
                                    name_of(data.format))});
   RunData run_data;
-  run_data.val = open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples);
+  run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), recipe);
   run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   check_dataset_fits(*run_data.val, data.val, recipe);
   run_data.channels = run_data.val->channels();

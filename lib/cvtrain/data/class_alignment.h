@@ -1,0 +1,23 @@
+// Validation labels by class name: torchvision's ImageFolder numbers each tree's class folders on
+// their own, so a validation tree without one of the training classes shifts every later label and
+// its accuracy is silently wrong. Here the validation set takes the training set's numbers by name.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cvtrain/data/dataset.h"
+
+namespace cvtrain {
+
+// The names a dataset at `path` gives its labels, read without walking its images (an ImageFolder's
+// class folders, a shards folder's classes.txt); nullopt where labels are only numbers (IDX).
+std::optional<std::vector<std::string>> class_names_at(const DataSpec& spec, const std::string& path);
+
+// `val` with each label renumbered to the training class of the same name (unchanged when the
+// names already agree). A validation class the training set lacks is an Error naming it.
+std::unique_ptr<Dataset> with_training_labels(std::unique_ptr<Dataset> val, const std::vector<std::string>& training_classes);
+
+}  // namespace cvtrain

@@ -1,0 +1,64 @@
+// Validation labels by class name: a validation set without some training classes keeps the training
+// numbers, one with a class training lacks is refused, and matching names change nothing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/data/class_alignment.h"
+#include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/recipe/recipe.h"
+#include "image_files.h"
+
+using namespace cvtrain;
+using cvtrain::testing::encode_jpeg;
+using cvtrain::testing::TempDir;
+using cvtrain::testing::write_bytes;
+
+namespace {
+
+void write_classes(const TempDir& dir, const std::string& root, const std::vector<std::string>& classes) {
+  for (const auto& name : classes)
+    for (int i = 0; i < 3; ++i) write_bytes(dir, root + "/" + name + "/" + std::to_string(i) + ".jpg", encode_jpeg(16, 16, 100));
+}
+
+std::vector<int64_t> labels_of(const Dataset& d) {
+  std::vector<int64_t> labels;
+  for (size_t i = 0; i < d.size(); ++i) labels.push_back(d.label(i));
+  return labels;
+}
+
+}  // namespace
+
+TEST_CASE("validation labels follow the training classes by name, for ImageFolder trees and shards", "[data]") {
+  TempDir dir;
+  write_classes(dir, "train", {"ant", "bee", "cat", "dog"});
+  write_classes(dir, "val", {"bee", "dog"});  // alone, ImageFolder numbers them 0 and 1
+  DataSpec spec;
+  spec.format = DataFormat::kImageFolder;
+  const auto training = class_names_at(spec, dir.file("train"));
+  REQUIRE(training == std::vector<std::string>{"ant", "bee", "cat", "dog"});
+
+  const auto val = with_training_labels(std::make_unique<ImageFolderDataset>(dir.file("val"), 0), *training);
+  CHECK(labels_of(*val) == std::vector<int64_t>{1, 1, 1, 3, 3, 3});
+  CHECK(val->num_classes() == 4);
+  CHECK(val->class_names() == *training);
+  CHECK(val->describe(3) == dir.file("val/dog/0.jpg"));
+
+  const ImageFolderDataset folder(dir.file("val"), 0);
+  pack_shards(folder, folder.class_names(), dir.file("val_shards"), PackOptions{});
+  spec.format = DataFormat::kShards;
+  CHECK(class_names_at(spec, dir.file("val_shards")) == std::vector<std::string>{"bee", "dog"});
+  const auto shards = with_training_labels(std::make_unique<ShardDataset>(dir.file("val_shards"), 0), *training);
+  CHECK(labels_of(*shards) == std::vector<int64_t>{1, 1, 1, 3, 3, 3});
+
+  const auto same = with_training_labels(std::make_unique<ImageFolderDataset>(dir.file("train"), 0), *training);
+  CHECK(labels_of(*same) == std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3});
+
+  write_classes(dir, "val", {"eel"});
+  CHECK_THROWS_WITH(with_training_labels(std::make_unique<ImageFolderDataset>(dir.file("val"), 0), *training),
+                    Catch::Contains("1 class(es) that the training set does not have: 'eel'"));
+  spec.format = DataFormat::kIdx;
+  CHECK_FALSE(class_names_at(spec, dir.file("train")).has_value());  // IDX labels are numbers only
+}
