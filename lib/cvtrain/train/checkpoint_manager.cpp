@@ -15,6 +15,8 @@
 #include "cvtrain/observe/metric_records.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/recipe_changes.h"
+#include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/train/loss_scaler.h"
 
 namespace cvtrain {
@@ -30,7 +32,8 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
       comm_(comm),
       device_(device),
       global_batch_(recipe.train.global_batch),
-      optimizer_name_(name_of(recipe.optim.name)) {}
+      optimizer_name_(name_of(recipe.optim.name)),
+      resolved_recipe_(recipe_to_yaml(recipe)) {}
 
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
                              const Recipe& recipe, const NamedTensors& ema) {
@@ -154,7 +157,23 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   last_saved_step_ = saved.position.step;
   last_saved_epoch_ = saved.position.epoch;
   restore_best(saved.position.step);
+  if (comm_.rank() == 0) note_recipe_changes(folder);
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
+}
+
+// A resume with other data, optimizer or schedule settings continues, with this run's values; it
+// says which, since the run is then no exact continuation of the one saved.
+void CheckpointManager::note_recipe_changes(const std::string& folder) const {
+  const std::optional<std::string> saved = read_text_file(folder + "/recipe.yaml");
+  if (!saved) return;
+  try {
+    const std::vector<KeyChange> changes = recipe_changes(*saved, resolved_recipe_);
+    if (!changes.empty())
+      log::info("{} was saved with another recipe; training continues with this run's values of {} key(s): {}", folder, changes.size(),
+                describe_changes(changes));
+  } catch (const std::exception& e) {
+    log::warn("{}/recipe.yaml: unreadable ({}); recipe changes since the checkpoint are not listed", folder, e.what());
+  }
 }
 
 // A checkpoint of another global batch: its epoch continues after the samples it had done (not

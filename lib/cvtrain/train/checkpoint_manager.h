@@ -65,6 +65,7 @@ class CheckpointManager {
 
  private:
   TrainPosition position_in_this_run(const TrainPosition& saved, const std::string& folder) const;
+  void note_recipe_changes(const std::string& folder) const;
   std::string write(const Checkpointer& files, TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer,
                     const LossScaler& scaler, const Recipe& recipe, const NamedTensors& ema);
   std::optional<double> score_of(const EpochRecord& record) const;
@@ -82,6 +83,7 @@ class CheckpointManager {
   int64_t last_saved_step_ = -1, last_saved_epoch_ = -1;
   int64_t global_batch_;
   std::string optimizer_name_;
+  std::string resolved_recipe_;  // this run's, to compare with a resumed checkpoint's
 };
 
 }  // namespace cvtrain
