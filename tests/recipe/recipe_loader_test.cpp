@@ -115,6 +115,29 @@ TEST_CASE("a key that failed to read is not blamed again by a rule comparing it,
   CHECK_THAT(problems[1], Catch::Contains("optim.lr") && Catch::Contains("expected a number, got nothing"));
 }
 
+TEST_CASE("YAML merge keys merge one leaf at a time, and top-level x- keys may hold their anchors", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml",
+                                     "x-sgd: &sgd {name: sgd, lr: 0.2, momentum: 0.8}\n"
+                                     "x-decay: &decay {weight_decay: 0.05, lr: 0.3}\n"
+                                     "data: {train: /d.gz}\n"
+                                     "train: {global_batch: 64}\n"
+                                     "optim:\n"
+                                     "  <<: [*sgd, *decay]\n"  // the first map wins a key both set
+                                     "  momentum: 0.9\n");     // the map's own key wins over both
+  const Recipe r = load_recipe(path, no_path_checks());
+  CHECK(r.optim.name == OptimizerKind::kSgd);
+  CHECK(r.optim.lr == 0.2);
+  CHECK(r.optim.momentum == 0.9);
+  CHECK(r.optim.weight_decay == 0.05);
+  CHECK(r.origins.at("optim.lr") == path + ":1");  // a merged key points at its anchor's line
+
+  const std::string bad = dir.write("bad.yaml", std::string(kMinimal) + "x-o: &o {lr: 0.2, nesterv: true}\noptim: {<<: *o}\n");
+  const auto problems = problems_of(bad, no_path_checks());
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains(bad + ":3: optim.nesterv") && Catch::Contains("did you mean 'optim.nesterov'?"));
+}
+
 TEST_CASE("augmentation policies and random erasing read like timm's flags, and a bad policy names its section", "[recipe]") {
   TempDir dir;
   const std::string good = dir.write("good.yaml", std::string(kMinimal) +

@@ -60,8 +60,28 @@ void put_leaf(Tree& tree, const std::string& path, Leaf leaf) {
 }
 
 void flatten(const YAML::Node& map, const std::string& prefix,
+             const std::function<std::string(const YAML::Node&)>& origin_of, Tree& tree);
+
+// YAML's merge key (`<<: *defaults`, or a list of them, the first winning): the merged maps are
+// laid down before the map's own keys, which win, one leaf at a time as base: merges.
+void flatten_merged(const YAML::Node& merged, const std::string& prefix,
+                    const std::function<std::string(const YAML::Node&)>& origin_of, Tree& tree) {
+  if (merged.IsMap()) return flatten(merged, prefix, origin_of, tree);
+  if (!merged.IsSequence()) return;  // not a map to merge: the schema reports the key
+  for (size_t i = merged.size(); i-- > 0;) flatten_merged(merged[i], prefix, origin_of, tree);
+}
+
+template <class Item>
+bool is_merge_key(const Item& item) {
+  return item.first.Scalar() == "<<" && (item.second.IsMap() || item.second.IsSequence());
+}
+
+void flatten(const YAML::Node& map, const std::string& prefix,
              const std::function<std::string(const YAML::Node&)>& origin_of, Tree& tree) {
+  for (const auto& item : map)
+    if (is_merge_key(item)) flatten_merged(item.second, prefix, origin_of, tree);
   for (const auto& item : map) {
+    if (is_merge_key(item)) continue;
     const std::string path = prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
     if (item.second.IsMap() && item.second.size() > 0)
       flatten(item.second, path, origin_of, tree);
@@ -141,9 +161,12 @@ void load_file(const fs::path& file, std::vector<fs::path>& chain, Tree& tree, P
     }
   }
   // `sweep:` is read by `cvtrain sweep` alone (recipe/sweep_space.h): a trial trains the rest.
+  // Top-level `x-...` keys hold YAML anchors for merge keys (docker compose's extension fields).
   YAML::Node own(YAML::NodeType::Map);
-  for (const auto& item : root)
-    if (item.first.Scalar() != "base" && item.first.Scalar() != "sweep") own[item.first] = item.second;
+  for (const auto& item : root) {
+    const std::string& key = item.first.Scalar();
+    if (key != "base" && key != "sweep" && !starts_with(key, "x-")) own[item.first] = item.second;
+  }
   flatten(own, "", origin_of, tree);
 }
 
@@ -480,7 +503,8 @@ std::string unknown_key_message(const std::string& path) {
   if (!siblings.empty()) return message + fmt::format("; {} has: {}", section_of(path), join(siblings, ", "));
   std::set<std::string> sections;
   for (const auto& k : keys) sections.insert(section_of(k));
-  return message + fmt::format("; sections are: {}", join({sections.begin(), sections.end()}, ", "));
+  return message + fmt::format("; sections are: {} (a top-level key that only holds YAML anchors starts with x-)",
+                               join({sections.begin(), sections.end()}, ", "));
 }
 
 // ---- checks that involve more than one key: recipe_checks.cpp ----
