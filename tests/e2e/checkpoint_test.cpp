@@ -286,6 +286,20 @@ TEST_CASE("storage faults: a blocked checkpoint folder fails before training, a 
   CHECK_FALSE(fs::exists(dir.file("full/checkpoints/step-00000006.tmp")));
 }
 
+TEST_CASE("a second run into a folder a run is using is refused, naming the first, and touches nothing", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=1280 data.val= train.global_batch=64 train.epochs=30 train.log_every=1 output=" + dir.file("run");
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " > first.log 2>&1 &\nFIRST=$!\n"
+                        "for i in $(seq 600); do grep -q 'step 1/' first.log && break; sleep 0.1; done\n"
+                        "$CVTRAIN --recipe $RECIPE" + common + "; echo \"second: $?\"\n"
+                        "kill $FIRST; wait $FIRST; echo \"first: $?\"",
+                        dir);
+  INFO(run.output);
+  CHECK_THAT(run.output, Catch::Contains("second: 1") && Catch::Contains("first: 75"));  // the first stopped as asked, with a checkpoint
+  CHECK_THAT(run.output, Catch::Contains(dir.file("run") + " is in use by cvtrain run pid") && Catch::Contains("another folder"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.1.jsonl")));  // the first run's metrics were not moved aside
+}
+
 TEST_CASE("kill -9 of one rank with max_restarts 1: the group restarts from the newest checkpoint and ends equal", "[e2e][ranks]") {
   TempDir dir;
   const std::string common = " data.max_samples=1280 data.val= train.max_steps=40 train.global_batch=64 train.log_every=1"

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/folder_lock.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
@@ -378,6 +379,7 @@ SweepSummary run_sweep(const SweepOptions& o) {
   const Recipe recipe = load_recipe(o.recipe, base);
   const std::string folder = !o.folder.empty() ? o.folder : recipe.output + "_sweep";
   fs::create_directories(folder);
+  const FolderLock lock(folder, "sweep");  // a second sweep here would run the same trials again
   const std::string space_copy = (fs::path(folder) / "space.yaml").string();
   if (fs::exists(space_copy) && read_text_file(space_copy).value_or("") != space_text)
     throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, space.file));

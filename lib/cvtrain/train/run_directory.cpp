@@ -17,6 +17,7 @@ RunDirectory::RunDirectory(const std::string& path, const Recipe& recipe) : path
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec || !fs::is_directory(path_)) throw Error(fmt::format("output '{}': cannot create the run directory ({})", path_, ec.message()));
+  lock_ = std::make_unique<FolderLock>(path_, "run");
   if (fs::exists(file("metrics.jsonl"))) {
     int n = 1;
     while (fs::exists(file(fmt::format("metrics.{}.jsonl", n)))) ++n;
