@@ -197,7 +197,11 @@ TEST_CASE("missing data paths, syntax errors and inheritance cycles are recipe e
   LoadOptions with_paths;
   auto problems = problems_of(missing, with_paths);
   REQUIRE(problems.size() == 1);
-  CHECK_THAT(problems[0], Catch::Contains(missing + ":1: data.train") && Catch::Contains("does not exist"));
+  CHECK_THAT(problems[0], Catch::Contains(missing + ":1: data.train") && Catch::Contains("does not exist") &&
+                              Catch::Contains("with data.train=PATH after the recipe") && !Catch::Contains("relative to"));
+  const std::string relative = dir.write("relative.yaml", "data: {train: no/such/file.gz}\ntrain: {global_batch: 8}\n");
+  CHECK_THAT(problems_of(relative, with_paths).at(0),
+             Catch::Contains("relative to the working directory " + std::filesystem::current_path().string()));
 
   const std::string broken = dir.write("broken.yaml", "train:\n  epochs: [1, 2\n");
   CHECK_THAT(problems_of(broken, no_path_checks())[0], Catch::Contains(broken + ":") && Catch::Contains("YAML syntax error"));

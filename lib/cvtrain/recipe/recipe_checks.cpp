@@ -61,6 +61,14 @@ void check_profile(const ProfileSpec& p, const CrossChecks& check) {
     if (!whole(r)) check.fail("profile.ranks", fmt::format("expected rank numbers (whole, from 0), got {}", r));
 }
 
+// A missing path says where a relative one was looked for (the working directory, not the
+// recipe's folder) and how to point the key elsewhere without editing the recipe.
+std::string missing_path(const std::string& key, const std::string& path, const char* what) {
+  std::error_code ec;
+  const std::string relative = fs::path(path).is_relative() ? fmt::format(" (relative to the working directory {})", fs::current_path(ec).string()) : "";
+  return fmt::format("'{}' {}{}; point it at yours with {}=PATH after the recipe", path, what, relative, key);
+}
+
 void check_paths(const Recipe& r, const CrossChecks& check) {
   const bool folders = r.data.format != DataFormat::kIdx;
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
@@ -68,7 +76,7 @@ void check_paths(const Recipe& r, const CrossChecks& check) {
     std::error_code ec;
     const bool exists = fs::exists(path, ec);
     if (!exists)
-      check.fail(key, fmt::format("'{}' does not exist", path));
+      check.fail(key, missing_path(key, path, "does not exist"));
     else if (folders != fs::is_directory(path, ec))
       check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", name_of(r.data.format)));
   }
@@ -121,7 +129,7 @@ void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& 
   if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
   std::error_code missing_file;
   if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
-    check.fail("model.pretrained", fmt::format("'{}' is not a file", r.model.pretrained));
+    check.fail("model.pretrained", missing_path("model.pretrained", r.model.pretrained, "is not a file"));
   if (options.check_paths && !synthetic) check_paths(r, check);
   if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())

@@ -168,9 +168,9 @@ RunData open_run_data(const Recipe& recipe) {
   if (!data.val.empty()) {
     run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), recipe);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
-    check_dataset_fits(*run_data.val, data.val, recipe);
   }
   check_dataset_fits(*run_data.train, data.train, recipe);
+  if (run_data.val) check_dataset_fits(*run_data.val, data.val, recipe);
   if (static_cast<int64_t>(run_data.train->size()) < recipe.train.global_batch)
     throw RecipeError({fmt::format("{}: {} is more than the {} training samples", recipe.where("train.global_batch"),
                                    recipe.train.global_batch, run_data.train->size())});
