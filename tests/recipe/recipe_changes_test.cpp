@@ -32,6 +32,8 @@ TEST_CASE("a resumed recipe's changes list data, optimizer and schedule keys, no
   CHECK(changes[2].key == "optim.lr");
   CHECK(describe_changes(changes) == "data.max_samples 0 -> 3000, data.mean " + changes[1].before + " -> [0.5], optim.lr 0.1 -> 0.05");
 
+  CHECK(describe_changes(changes, 1) == "data.max_samples 0 -> 3000 and 2 more");
+
   // A key that one recipe lacks (a checkpoint of an older cvtrain) is shown as unset.
   const auto older = recipe_changes("optim: {lr: 0.1}\n", "optim: {lr: 0.1, layer_decay: 0.75}\n");
   REQUIRE(older.size() == 1);

@@ -62,9 +62,11 @@ std::vector<KeyChange> recipe_changes(const std::string& saved_yaml, const std::
   return differing;
 }
 
-std::string describe_changes(const std::vector<KeyChange>& changes) {
+std::string describe_changes(const std::vector<KeyChange>& changes, size_t at_most) {
   std::string text;
-  for (const KeyChange& c : changes) text += fmt::format("{}{} {} -> {}", text.empty() ? "" : ", ", c.key, c.before, c.after);
+  for (size_t i = 0; i < std::min(at_most, changes.size()); ++i)
+    text += fmt::format("{}{} {} -> {}", text.empty() ? "" : ", ", changes[i].key, changes[i].before, changes[i].after);
+  if (changes.size() > at_most) text += fmt::format(" and {} more", changes.size() - at_most);
   return text;
 }
 

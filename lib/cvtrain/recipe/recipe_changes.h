@@ -2,6 +2,7 @@
 // run continues with the new values, so a resume that is no exact continuation says so.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ struct KeyChange {
 // profiling, workers, process layout, timeouts), which a resume may change freely.
 std::vector<KeyChange> recipe_changes(const std::string& saved_yaml, const std::string& current_yaml);
 
-// "optim.lr 0.1 -> 0.05, data.max_samples 2000 -> 3000".
-std::string describe_changes(const std::vector<KeyChange>& changes);
+// "optim.lr 0.1 -> 0.05, data.max_samples 2000 -> 3000", the first `at_most` and how many more.
+std::string describe_changes(const std::vector<KeyChange>& changes, size_t at_most = 12);
 
 }  // namespace cvtrain
