@@ -107,7 +107,11 @@ TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]")
   Recipe recipe;
   recipe.data.workers = 2;
   recipe.strategy = StrategyKind::kDdp;
+  recipe.train.global_batch = 64;
+  recipe.train.micro_batch = 32;
+  recipe.train.accumulation = 1;
   PerfFacts facts;
+  facts.gradient_mb = 97.5;  // ResNet-50's: four buckets of 25 MiB
   facts.cores = 16;
   facts.world_size = 2;
   facts.local_world_size = 2;
@@ -118,7 +122,13 @@ TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]")
   CHECK_THAT(input.message, Catch::StartsWith("input-bound: 45% of the step time waits for data") &&
                                 Catch::Contains("data.workers: 5 would keep up (now 2; this node has 16 cores for 2 ranks)"));
   CHECK_THAT(verdict(verdicts, "comm_bound").message,
-             Catch::Contains("27% of the step waits") && Catch::Contains("distributed.bucket_mb: 50 (now 25)"));
+             Catch::Contains("27% of the step waits") && Catch::Contains("distributed.bucket_mb: 50 (now 25)") &&
+                 Catch::Contains("train.accumulation: 2 with train.micro_batch: 32 (train.global_batch 128"));
+  facts.gradient_mb = 2.4;  // a small model: one bucket, whose all-reduce cannot start before backward ends
+  CHECK_THAT(verdict(perf_verdicts(facts, recipe), "comm_bound").message,
+             Catch::Contains("all 2.4 MB of gradients fit one bucket of distributed.bucket_mb 25") &&
+                 Catch::Contains("distributed.bucket_mb: 0.5 splits them"));
+  facts.gradient_mb = 97.5;
   CHECK_FALSE(has_verdict(verdicts, "precision"));  // not on a GPU
 
   SECTION("more workers than cores: pack the data pre-resized") {

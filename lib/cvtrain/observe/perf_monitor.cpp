@@ -104,6 +104,7 @@ PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sourc
   f.images_per_s = images_per_s;
   f.world_size = context_.world_size;
   f.local_world_size = context_.local_world_size;
+  f.gradient_mb = context_.gradient_mb;
   f.cores = context_.cores;
   f.on_gpu = context_.on_gpu;
   f.gpu_has_fast_bf16 = context_.gpu_has_fast_bf16;

@@ -26,6 +26,7 @@ struct PerfContext {
   std::string device_name;              // as CUDA names it; "cpu"
   std::optional<double> peak_tflops;    // observe.peak_tflops, else the known GPU's, for the precision in use
   int64_t device_memory_bytes = 0;      // 0 on CPU
+  double gradient_mb = 0;               // the parameters' gradients in MiB, what distributed.bucket_mb divides
   std::vector<std::string> rank_labels;  // rank_label() of every rank
 };
 

@@ -73,14 +73,34 @@ std::optional<Verdict> copy_bound(const PerfFacts& f, const Recipe& r) {
                              percent(copy), std::min<int64_t>(64, 2 * r.data.prefetch))};
 }
 
+// With the global batch kept, more accumulation only shortens the backward that hides the one
+// all-reduce per step; what spreads it over more images is a larger global batch, which changes training.
+std::string comm_advice_without_buckets(const Recipe& r) {
+  const TrainSpec& t = r.train;
+  return fmt::format("communicate once per more images: train.accumulation: {} with train.micro_batch: {} (train.global_batch {}, "
+                     "twice the images per step; scale optim.lr with it)",
+                     2 * t.accumulation, t.micro_batch, 2 * t.global_batch);
+}
+
+// DDP's all-reduces run per bucket as backward fills them: gradients that fit one bucket cannot
+// start before backward ends, so smaller buckets help there; with many buckets, fewer larger ones
+// spend less on each collective's start.
+std::string bucket_advice(const PerfFacts& f, const Recipe& r) {
+  const double bucket = r.distributed.bucket_mb;
+  if (f.gradient_mb > 0 && f.gradient_mb <= bucket) {
+    const double smaller = std::max(0.25, std::round(f.gradient_mb) / 4);  // about four buckets, in quarter MiB
+    return fmt::format("all {:.1f} MB of gradients fit one bucket of distributed.bucket_mb {:g}, so their all-reduce starts only when "
+                       "backward has ended: distributed.bucket_mb: {:g} splits them into buckets that start during backward",
+                       f.gradient_mb, bucket, smaller);
+  }
+  return fmt::format("distributed.bucket_mb: {:g} (now {:g}) starts fewer, larger all-reduces", 2 * bucket, bucket);
+}
+
 std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
   const double comm = f.least_comm_fraction.value_or(f.phases.fraction(Phase::kComm));
   if (f.world_size < 2 || comm < r.observe.comm_bound) return std::nullopt;
-  std::string advice = fmt::format("train.accumulation: {} communicates once per {} micro-batches", 2 * r.train.accumulation,
-                                   2 * r.train.accumulation);
-  if (r.strategy == StrategyKind::kDdp || r.strategy == StrategyKind::kZero1)
-    advice = fmt::format("distributed.bucket_mb: {:g} (now {:g}) starts fewer, larger all-reduces; or {}", 2 * r.distributed.bucket_mb,
-                         r.distributed.bucket_mb, advice);
+  std::string advice = comm_advice_without_buckets(r);
+  if (r.strategy == StrategyKind::kDdp || r.strategy == StrategyKind::kZero1) advice = bucket_advice(f, r) + "; or " + advice;
   return Verdict{"comm_bound", comm,
                  fmt::format("communication-bound: {} of the step waits for communication that backward did not hide ({} ranks, "
                              "strategy {}); {}.",

@@ -40,6 +40,7 @@ struct PerfFacts {
   double images_per_s = 0;   // the job's
   int world_size = 1;
   int local_world_size = 1;  // ranks on this node, sharing its cores
+  double gradient_mb = 0;    // the parameters' gradients in MiB (0: unknown)
   unsigned cores = 0;        // this node's
   bool on_gpu = false;
   bool gpu_has_fast_bf16 = false;

@@ -34,6 +34,7 @@
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/flops.h"
 #include "cvtrain/models/pretrained.h"
+#include "cvtrain/parallel/flat_shard.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/device_peaks.h"
 #include "cvtrain/observe/memory.h"
@@ -246,11 +247,9 @@ std::shared_ptr<Classifier> build_run_model(const ModelSpec& spec, int64_t chann
 // train.micro_batch: auto: each rank probes its GPU with the model as it is (before the
 // strategy's hooks), keeping room for the optimizer state to come; all take the smallest choice.
 int64_t probe_micro_batch(Classifier& model, MicroBatchProbe probe, const OptimSpec& optim, int64_t per_rank, Communicator& comm) {
-  int64_t parameter_bytes = 0;
-  for (const auto& p : model.parameters()) parameter_bytes += p.numel() * static_cast<int64_t>(p.element_size());
   const bool adam_like = optim.name == OptimizerKind::kAdamw || optim.name == OptimizerKind::kLamb;
   const int64_t moments = adam_like ? 2 : optim.momentum > 0 ? 1 : 0;
-  probe.reserved_bytes = moments * parameter_bytes;
+  probe.reserved_bytes = moments * parameter_bytes(model);
   int64_t chosen = find_micro_batch(model, per_rank, probe);
   if (comm.world_size() > 1) {
     at::Tensor all = at::zeros({comm.world_size()}, at::TensorOptions(probe.device).dtype(at::kDouble));
@@ -430,6 +429,7 @@ TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with
   run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
   run.perf = perf_context(recipe, rank, run.device, *run.comm);
+  run.perf.gradient_mb = static_cast<double>(parameter_bytes(*run.model)) / (1024.0 * 1024.0);
   return run;
 }
 
