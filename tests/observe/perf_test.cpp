@@ -190,7 +190,12 @@ TEST_CASE("a GPU that runs dry between launches without waiting for data is host
   facts.gpu_drained = 0.8;
   CHECK_THAT(verdict(perf_verdicts(facts, recipe), "host_bound").message,
              Catch::StartsWith("host/launch-bound: in 80% of the forward, backward and optimizer phases") &&
-                 Catch::Contains("train.micro_batch (now 16)"));
+                 Catch::Contains("train.micro_batch (now 16)") && Catch::Contains("train.cuda_graphs: true replays the whole step"));
+  recipe.optim.name = OptimizerKind::kLamb;  // decides on the host: no graph to suggest
+  CHECK_THAT(verdict(perf_verdicts(facts, recipe), "host_bound").message, !Catch::Contains("cuda_graphs"));
+  recipe.optim.name = OptimizerKind::kSgd;
+  recipe.train.cuda_graphs = true;  // already captured
+  CHECK_THAT(verdict(perf_verdicts(facts, recipe), "host_bound").message, !Catch::Contains("cuda_graphs"));
   facts.gpu_drained = 0.3;
   CHECK_FALSE(has_verdict(perf_verdicts(facts, recipe), "host_bound"));
   recipe.observe.launch_bound = 0.25;

@@ -107,6 +107,14 @@ std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
                              percent(comm), f.world_size, name_of(r.strategy), advice)};
 }
 
+// A launch-bound step that could be captured: train.cuda_graphs replays it as one launch.
+std::string graphs_advice(const Recipe& r) {
+  const bool host_decides = r.optim.name == OptimizerKind::kLamb || r.optim.name == OptimizerKind::kLars ||
+                            r.optim.implementation == OptimImplementation::kForeach;
+  if (r.train.cuda_graphs || r.strategy == StrategyKind::kFsdp || host_decides) return "";
+  return "; or train.cuda_graphs: true replays the whole step as one CUDA graph, one launch instead of thousands";
+}
+
 std::optional<Verdict> host_bound(const PerfFacts& f, const Recipe& r) {
   const double data = f.phases.fraction(Phase::kData);
   if (!f.on_gpu || !f.gpu_drained || *f.gpu_drained < r.observe.launch_bound || data >= kModerateShare * r.observe.input_bound)
@@ -114,8 +122,8 @@ std::optional<Verdict> host_bound(const PerfFacts& f, const Recipe& r) {
   return Verdict{"host_bound", *f.gpu_drained,
                  fmt::format("host/launch-bound: in {} of the forward, backward and optimizer phases the GPU had finished all its work "
                              "before the host issued the next, while data waits are only {}: the GPU idles between kernel launches. "
-                             "A larger train.micro_batch (now {}) gives every launch more work to hide the host's time behind.",
-                             percent(*f.gpu_drained), percent(data), r.train.micro_batch)};
+                             "A larger train.micro_batch (now {}) gives every launch more work to hide the host's time behind{}.",
+                             percent(*f.gpu_drained), percent(data), r.train.micro_batch, graphs_advice(r))};
 }
 
 std::optional<Verdict> memory_growth(const PerfFacts& f, const Recipe& r) {
