@@ -130,6 +130,22 @@ TEST_CASE("a recipe's sweep: section is the space, with the recipe's lines, and 
   CHECK(describe_space(s) == "random over optim.lr, 5 trials, 1 at a time, top1 (max), ASHA from epoch 1 by 2");
 }
 
+TEST_CASE("a recipe inherits its base's sweep: section whole, unless it has its own", "[sweep]") {
+  TempDir dir;
+  dir.write("base.yaml", "train: {global_batch: 64}\nsweep:\n  space: {optim.lr: [0.1, 0.2]}\n  trials: 2\n");
+  const std::string child = dir.write("sub/child.yaml", "base: ../base.yaml\noptim: {lr: 0.05}\n");
+  const auto inherited = recipe_sweep_section(child, recipe_keys());
+  REQUIRE(inherited);
+  CHECK(inherited->dimensions.at(0).key == "optim.lr");
+  CHECK(inherited->file == dir.file("sub/../base.yaml"));  // messages point at the file that holds it
+  const std::string own = dir.write("own.yaml", "base: base.yaml\nsweep:\n  space: {optim.momentum: [0.8, 0.9]}\n");
+  const auto replaced = recipe_sweep_section(own, recipe_keys());
+  REQUIRE(replaced->dimensions.size() == 1);  // the child's space replaces the base's, not merged with it
+  CHECK(replaced->dimensions.at(0).key == "optim.momentum");
+  const std::string loop = dir.write("loop.yaml", "base: loop.yaml\n");
+  CHECK_FALSE(recipe_sweep_section(loop, recipe_keys()));  // a cycle ends (loading the recipe names it)
+}
+
 TEST_CASE("the grid is every combination, and random draws are seeded, within the ranges, whole for int", "[sweep]") {
   const SweepSpace grid = space_of("space: {optim.lr: {grid: [0.1, 0.2, 0.4]}, model.arch: [resnet18, resnet34]}\nsampler: grid\ntrials: 0\n");
   const std::vector<Assignment> all = grid_assignments(grid);

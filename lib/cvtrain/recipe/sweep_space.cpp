@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
@@ -12,6 +13,10 @@
 
 namespace cvtrain {
 namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxBaseDepth = 64;  // deeper base: chains are cycles
 
 struct Problems {
   std::string file;
@@ -210,10 +215,19 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
 }
 
 std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
-  const YAML::Node root = load_yaml_file(recipe_path, "recipe file");
-  const YAML::Node section = root.IsMap() ? root["sweep"] : YAML::Node();
-  if (!section) return std::nullopt;
-  return space_from_node(section, recipe_path, "its sweep: section", known_keys);
+  // The nearest file of the base: chain with a sweep: section holds the space, whole: a search
+  // space is one design, not merged key by key as the recipe is.
+  std::string file = recipe_path;
+  for (int depth = 0; depth < kMaxBaseDepth; ++depth) {
+    const YAML::Node root = load_yaml_file(file, "recipe file");
+    if (!root.IsMap()) return std::nullopt;
+    if (const YAML::Node section = root["sweep"]) return space_from_node(section, file, "its sweep: section", known_keys);
+    const YAML::Node base = root["base"];
+    if (!base || !base.IsScalar()) return std::nullopt;
+    file = (fs::path(file).parent_path() / base.Scalar()).string();
+    if (!fs::is_regular_file(file)) return std::nullopt;  // loading the recipe names a missing base
+  }
+  return std::nullopt;  // a base: chain this deep is a cycle, which loading the recipe names
 }
 
 SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
