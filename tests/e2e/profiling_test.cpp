@@ -120,6 +120,22 @@ TEST_CASE("TensorBoard's own reader finds every scalar of metrics.jsonl in the r
   CHECK(std::stoi(compared[1]) > 100);  // 2 epochs of 5 steps: 4 train lines and 2 epoch lines, 20-odd numbers each
 }
 
+TEST_CASE("resumed from an earlier checkpoint, TensorBoard shows each step once: the earlier start's up to it, then the new one's", "[e2e][venv]") {
+  const std::string python = CVTRAIN_VENV_PYTHON;
+  REQUIRE(std::filesystem::exists(python));
+  TempDir dir;
+  const std::string train = "$CVTRAIN --recipe $RECIPE data.max_samples=1280 data.max_val_samples=200 train.epochs=2 train.log_every=3 "
+                            "checkpoint.every_steps=4 checkpoint.keep=10 output=" + dir.file("run");
+  const cvtrain::testing::Run run =
+      shell(train + " > " + dir.file("train.log") + " 2>&1 || exit 1\n" + train + " checkpoint.resume=" + dir.file("run/checkpoints/step-00000004") +
+                " >> " + dir.file("train.log") + " 2>&1 || exit 1\n" + python + " " + CVTRAIN_SOURCE_DIR +
+                "/tests/observe/check_tensorboard.py " + dir.file("run") + " 4",
+            dir);
+  INFO(run.output << read_text(dir.file("train.log")));
+  REQUIRE(run.exit_code == 0);  // without the restart mark TensorBoard holds steps 6 to 20 twice
+  CHECK_THAT(run.output, Catch::Contains("compared "));
+}
+
 TEST_CASE("a profile window writes a gzipped Chrome trace per chosen rank, with PyTorch's step names and cvtrain's phases", "[e2e][ranks]") {
   TempDir dir;
   const std::string check = R"PY(

@@ -1,7 +1,11 @@
-"""Reads a cvtrain run folder's TensorBoard event file with TensorBoard's own reader and compares
+"""Reads a cvtrain run folder's TensorBoard event files with TensorBoard's own reader and compares
 every scalar with metrics.jsonl: the same tags (KIND/KEY), steps and values (float32 rounding).
 
-    check_tensorboard.py RUN_FOLDER
+    check_tensorboard.py RUN_FOLDER [RESUMED_AT]
+
+With RESUMED_AT, the run's last start resumed from that step's checkpoint after an earlier start
+(metrics.1.jsonl) had logged beyond it: TensorBoard must show the earlier start's records up to
+that step and the last start's after it, each step once.
 """
 import json
 import math
@@ -16,8 +20,15 @@ def main():
     events.Reload()
     read = {tag: {(e.step, i): e.value for i, e in enumerate(events.Scalars(tag))} for tag in events.Tags()["scalars"]}
     expected = {}
-    for line in open(f"{folder}/metrics.jsonl"):
-        record = json.loads(line)
+    records = [json.loads(line) for line in open(f"{folder}/metrics.jsonl")]
+    if len(sys.argv) > 2:
+        resumed_at = int(sys.argv[2])
+        earlier = [json.loads(line) for line in open(f"{folder}/metrics.1.jsonl")]
+        if not any(r["step"] > resumed_at for r in earlier):
+            print(f"FAILED: metrics.1.jsonl logged nothing after step {resumed_at}, so nothing is there to drop")
+            return 1
+        records = [r for r in earlier if r["step"] <= resumed_at] + records
+    for record in records:
         for key, value in record.items():
             if key in ("kind", "step") or isinstance(value, str):
                 continue

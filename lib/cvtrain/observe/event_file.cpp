@@ -1,6 +1,7 @@
 // TFRecord framing and Event encoding (see event_file.h). Field numbers from TensorFlow's
 // event.proto and summary.proto: Event {1 wall_time double, 2 step int64, 3 file_version string,
-// 5 summary Summary}; Summary {1 repeated Value}; Value {1 tag string, 2 simple_value float}.
+// 5 summary Summary, 7 session_log SessionLog}; Summary {1 repeated Value}; Value {1 tag string,
+// 2 simple_value float}; SessionLog {1 status enum: START = 1}.
 #include "cvtrain/observe/event_file.h"
 
 #include <fmt/format.h>
@@ -85,6 +86,15 @@ std::string event_bytes(double wall_time_s, int64_t step, const std::string& fil
   return event;
 }
 
+std::string session_start_bytes(double wall_time_s, int64_t step) {
+  std::string event = event_bytes(wall_time_s, step, "", {});
+  std::string session_log;
+  put_key(session_log, 1, 0);
+  put_varint(session_log, 1);  // SessionLog.START
+  put_bytes(event, 7, session_log);
+  return event;
+}
+
 EventFile::EventFile(const std::string& folder) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
@@ -100,6 +110,8 @@ EventFile::~EventFile() { std::fclose(file_); }
 void EventFile::write_scalars(int64_t step, double wall_time_s, const std::vector<std::pair<std::string, double>>& scalars) {
   write_record(event_bytes(wall_time_s, step, "", scalars));
 }
+
+void EventFile::write_session_start(int64_t step, double wall_time_s) { write_record(session_start_bytes(wall_time_s, step)); }
 
 void EventFile::write_record(const std::string& payload) {
   std::string record;

@@ -26,6 +26,9 @@ class EventFile {
 
   // One event at `step` with a scalar per (tag, value); flushed, so a crash loses nothing written.
   void write_scalars(int64_t step, double wall_time_s, const std::vector<std::pair<std::string, double>>& scalars);
+  // A SessionLog START at `step`: TensorBoard's reader drops the events of earlier files at this
+  // step and after (a resumed run logs them again).
+  void write_session_start(int64_t step, double wall_time_s);
   const std::string& path() const { return path_; }
 
  private:
@@ -33,6 +36,9 @@ class EventFile {
   std::string path_;
   std::FILE* file_ = nullptr;
 };
+
+// The bytes of an Event holding SessionLog {status: START} (event.proto: Event field 7).
+std::string session_start_bytes(double wall_time_s, int64_t step);
 
 // The bytes of one Event message (tensorflow/core/util/event.proto): wall_time, step, and either
 // the file_version or a Summary of simple_value scalars. Exposed for the tests.

@@ -50,6 +50,10 @@ void MetricsLog::write(const MetricRecord& record) {
                          scalars_of(record));
 }
 
+void MetricsLog::restart_at(int64_t step) {
+  if (events_) events_->write_session_start(step, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
 std::vector<std::pair<std::string, double>> scalars_of(const MetricRecord& record) {
   std::string kind = "metrics";
   for (const auto& [key, value] : record)

@@ -27,6 +27,9 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
   void write(const MetricRecord& record);
+  // A start that resumes at `step`: the event file says so (a SessionLog START), and TensorBoard
+  // drops what an earlier start logged from that step on, as PyTorch's SummaryWriter(purge_step) asks.
+  void restart_at(int64_t step);
 
  private:
   std::string path_;

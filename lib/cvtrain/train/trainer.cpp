@@ -57,7 +57,7 @@ class Trainer {
   void save_best_checkpoint(const EpochRecord& record);
   void evaluate_epoch(int64_t epoch, TrainSummary& summary);
   EvalResult evaluate_model(const LoaderOptions& loader);
-  void save_model(double seconds) const;
+  void write_final_files(double seconds) const;
 
   // What runs: the recipe (a copy: train.micro_batch: auto is resolved into it), this rank, the parts.
   Recipe recipe_;
@@ -123,8 +123,7 @@ TrainSummary Trainer::run() {
   summary.steps = position_.step;
   summary.seconds = total.seconds();
   run_.strategy->gather_parameters();
-  if (rank_.rank == 0) save_model(summary.seconds);
-  if (rank_.rank == 0) profiler_.report_run(run_.folder->file("perf_summary.json"));
+  if (rank_.rank == 0) write_final_files(summary.seconds);
   run_.comm->barrier("final barrier");  // no rank leaves (and tears down the group) while another still needs it
   return summary;
 }
@@ -150,6 +149,7 @@ void Trainer::resume() {
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
+  run_.metrics->restart_at(position_.step + 1);  // TensorBoard then drops what an earlier start logged after the checkpoint
   if (position_.step >= run_.total_steps)
     log::info(
         "{} is the end of this run (step {} of {}): nothing left to train. checkpoint.resume=none trains again "
@@ -285,10 +285,10 @@ EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
   return eval;
 }
 
-void Trainer::save_model(double seconds) const {
-  const std::string path = run_.folder->file("model.pt");
-  save_model_file(*run_.model, path);
-  log::info("done: {} steps in {}; weights in {}", position_.step, format_duration(seconds), path);
+void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, the closing line, perf_summary.json
+  save_model_file(*run_.model, run_.folder->file("model.pt"));
+  log::info("done: {} steps in {}; weights in {}", position_.step, format_duration(seconds), run_.folder->file("model.pt"));
+  profiler_.report_run(run_.folder->file("perf_summary.json"));
 }
 
 }  // namespace
