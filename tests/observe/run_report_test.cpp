@@ -1,6 +1,7 @@
 // The run report's parts: the JSON reader, reading a run folder back (partial and damaged lines),
 // the SVG charts' geometry, and the page's contents; the browser check is the e2e test's.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <regex>
@@ -78,6 +79,25 @@ TEST_CASE("a run folder is read back by kind: a cut last line is noted, a damage
   CHECK_THROWS_WITH(read_run_history(dir.write("recipe.yaml", "model: {}\n")), Catch::Contains("recipe.yaml: is a file; give a run folder"));
   dir.write("empty/recipe.yaml", "");
   CHECK_THROWS_WITH(read_run_history(dir.file("empty")), Catch::Contains("not a run folder (no metrics.jsonl"));
+}
+
+TEST_CASE("every start of a resumed run is read, a later start's records replacing what the one before logged after its checkpoint", "[observe]") {
+  TempDir dir;
+  const auto line = [](const char* kind, int step, double value) {
+    return fmt::format(R"J({{"kind": "{}", "step": {}, "{}": {}}})J", kind, step, kind == std::string("train") ? "loss" : "top1", value) + "\n";
+  };
+  // Start 1 logged to step 9 and was killed; start 2 resumed from the checkpoint at step 4 and
+  // logged steps 6 and 9 again and was preempted after the epoch; start 3 resumed at step 10.
+  dir.write("run/metrics.1.jsonl", line("train", 3, 2.0) + line("train", 6, 1.9) + line("train", 9, 1.8));
+  dir.write("run/metrics.2.jsonl", line("train", 6, 1.5) + line("train", 9, 1.4) + line("epoch", 10, 0.5));
+  dir.write("run/metrics.jsonl", line("train", 12, 1.2) + line("epoch", 20, 0.6));
+  const RunHistory run = read_run_history(dir.file("run"));
+  CHECK(column(run.intervals, "step") == std::vector<double>{3, 6, 9, 12});
+  CHECK(column(run.intervals, "loss") == std::vector<double>{2.0, 1.5, 1.4, 1.2});
+  CHECK(column(run.epochs, "top1") == std::vector<double>{0.5, 0.6});
+  CHECK(column(epochs_of_every_start(dir.file("run")), "step") == std::vector<double>{10, 20});
+  dir.write("run/metrics.jsonl", line("train", 3, 2.2));  // a fresh start (checkpoint.resume: none) replaces every earlier one
+  CHECK(column(read_run_history(dir.file("run")).intervals, "loss") == std::vector<double>{2.2});
 }
 
 TEST_CASE("axis ticks are round numbers that cover the range", "[observe]") {

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 
@@ -39,6 +41,33 @@ void read_metrics(const fs::path& path, RunHistory& run) {
   }
 }
 
+// A record's step (-1 when it has none).
+double step_of(const JsonValue& record) { return record.number("step").value_or(-1); }
+
+// Every start's records, oldest first: metrics.1.jsonl, metrics.2.jsonl, ..., metrics.jsonl. A start
+// that resumed from an earlier checkpoint logs again the steps that the start before it had logged
+// after that checkpoint (logging falls on multiples of train.log_every and on epoch ends), so the
+// earlier start's records from the later one's first step on are left out; a fresh start (step 1)
+// leaves out all before it.
+void read_every_start(const fs::path& root, RunHistory& run) {
+  std::vector<fs::path> starts;
+  for (int n = 1; fs::exists(root / fmt::format("metrics.{}.jsonl", n)); ++n) starts.push_back(root / fmt::format("metrics.{}.jsonl", n));
+  if (fs::exists(root / "metrics.jsonl")) starts.push_back(root / "metrics.jsonl");
+  for (const fs::path& file : starts) {
+    RunHistory start;
+    read_metrics(file, start);
+    run.notes.insert(run.notes.end(), start.notes.begin(), start.notes.end());
+    double first_step = std::numeric_limits<double>::infinity();
+    for (const auto* records : {&start.intervals, &start.epochs})
+      for (const JsonValue& r : *records) first_step = std::min(first_step, step_of(r));
+    const auto logged_again = [&](const JsonValue& r) { return step_of(r) >= first_step; };
+    run.intervals.erase(std::remove_if(run.intervals.begin(), run.intervals.end(), logged_again), run.intervals.end());
+    run.epochs.erase(std::remove_if(run.epochs.begin(), run.epochs.end(), logged_again), run.epochs.end());
+    for (auto& r : start.intervals) run.intervals.push_back(std::move(r));
+    for (auto& r : start.epochs) run.epochs.push_back(std::move(r));
+  }
+}
+
 JsonValue read_json_file(const fs::path& path, const std::string& missing_note, RunHistory& run) {
   const std::optional<std::string> text = read_text_file(path.string());
   if (!text) {
@@ -58,7 +87,7 @@ RunHistory read_run_history(const std::string& folder) {
     throw Error(fmt::format("{}: not a run folder (no metrics.jsonl; give the recipe's `output` folder)", folder));
   RunHistory run;
   run.folder = folder;
-  read_metrics(root / "metrics.jsonl", run);
+  read_every_start(root, run);
   run.summary = read_json_file(root / "perf_summary.json",
                                "perf_summary.json is not there: the run has not ended, or it ran with observe.breakdown: false", run);
   run.provenance = read_json_file(root / "provenance.json", "provenance.json is not there (runs of earlier cvtrain builds do not write it)", run);
@@ -74,8 +103,7 @@ RunHistory read_run_history(const std::string& folder) {
 std::vector<JsonValue> epochs_of_every_start(const std::string& folder) {
   const fs::path root(folder);
   RunHistory run;
-  for (int n = 1; fs::exists(root / fmt::format("metrics.{}.jsonl", n)); ++n) read_metrics(root / fmt::format("metrics.{}.jsonl", n), run);
-  if (fs::exists(root / "metrics.jsonl")) read_metrics(root / "metrics.jsonl", run);
+  read_every_start(root, run);
   return run.epochs;
 }
 

@@ -22,12 +22,14 @@ struct RunHistory {
   std::vector<std::string> notes;    // what was missing or skipped, for the reader of the report
 };
 
-// Throws Error naming the folder when it holds no metrics.jsonl, and file:line for a damaged line
-// other than a partial last one.
+// Every start's metrics, oldest first, a resumed start's records replacing what the one before it
+// logged after its checkpoint. Throws Error naming the folder when it holds no metrics.jsonl, and
+// file:line for a damaged line other than a partial last one.
 RunHistory read_run_history(const std::string& folder);
 
 // The `epoch` lines of every start of a run, oldest first: metrics.1.jsonl, metrics.2.jsonl, ...,
-// then metrics.jsonl (each start of a resumed run keeps the earlier one's file). Empty when the
+// then metrics.jsonl (each start of a resumed run keeps the earlier one's file), as read_run_history
+// reads them. Empty when the
 // folder has none; throws Error with file:line for a damaged line other than a file's last.
 std::vector<JsonValue> epochs_of_every_start(const std::string& folder);
 
