@@ -64,6 +64,9 @@ std::string shard_name(size_t k) { return fmt::format("shard-{:05d}.cvts", k); }
 }  // namespace
 
 std::vector<std::string> shard_classes(const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir, ec))
+    throw Error(fmt::format("{}: is a file, not a shards folder (`cvtrain data pack SRC DST` writes one)", dir));
   std::ifstream names(fs::path(dir) / "classes.txt");
   if (!names) throw Error(fmt::format("{}: no classes.txt (not a folder written by `cvtrain data pack`)", dir));
   std::vector<std::string> classes;
