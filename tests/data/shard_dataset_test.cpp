@@ -56,6 +56,15 @@ TEST_CASE("packing an ImageFolder keeps every sample, byte for byte, in order", 
   CHECK(prepare_sample(shards, 5, t).pixels == prepare_sample(folder, 5, t).pixels);
 }
 
+TEST_CASE("a class name with a line break is refused before anything is written, since classes.txt holds one per line", "[data]") {
+  TempDir dir;
+  make_folder(dir, 2);
+  std::filesystem::rename(dir.file("src/bee"), dir.file("src/b\nee"));
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  CHECK_THROWS_WITH(pack_shards(folder, folder.class_names(), dir.file("packed"), PackOptions{}), Catch::Contains("holds a line break"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("packed")));
+}
+
 TEST_CASE("packing with --resize re-encodes large images and skips unusable ones", "[data]") {
   TempDir dir;
   make_folder(dir, 2);

@@ -187,6 +187,10 @@ Packed pack_one(const Dataset& source, size_t index, const PackOptions& options)
 
 PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
                        const PackOptions& options) {
+  // classes.txt holds one name a line: a name with a line break in it would shift every label after it.
+  for (const std::string& name : class_names)
+    if (name.find_first_of("\r\n") != std::string::npos)
+      throw Error(fmt::format("class name '{}' holds a line break, which classes.txt cannot keep; rename that class folder", name));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(fmt::format("{}: cannot create ({})", dir, ec.message()));
