@@ -98,6 +98,10 @@ TEST_CASE("every start of a resumed run is read, a later start's records replaci
   CHECK(column(epochs_of_every_start(dir.file("run")), "step") == std::vector<double>{10, 20});
   dir.write("run/metrics.jsonl", line("train", 3, 2.2));  // a fresh start (checkpoint.resume: none) replaces every earlier one
   CHECK(column(read_run_history(dir.file("run")).intervals, "loss") == std::vector<double>{2.2});
+  // The resume line names the checkpoint exactly: with a longer train.log_every the first new
+  // line (step 20) would leave start 2's steps 6 and 9 standing.
+  dir.write("run/metrics.jsonl", std::string(R"J({"kind": "resume", "step": 4})J") + "\n" + line("train", 20, 1.0));
+  CHECK(column(read_run_history(dir.file("run")).intervals, "step") == std::vector<double>{3, 20});
 }
 
 TEST_CASE("axis ticks are round numbers that cover the range", "[observe]") {

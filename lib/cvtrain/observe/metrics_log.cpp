@@ -38,10 +38,14 @@ MetricsLog::MetricsLog(const std::string& path, const std::string& events_folder
 
 MetricsLog::~MetricsLog() { std::fclose(file_); }
 
-void MetricsLog::write(const MetricRecord& record) {
+void MetricsLog::write_line(const MetricRecord& record) {
   const std::string line = to_json(record) + "\n";
   if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
     throw Error(fmt::format("{}: write failed ({})", path_, std::strerror(errno)));
+}
+
+void MetricsLog::write(const MetricRecord& record) {
+  write_line(record);
   if (!events_) return;
   int64_t step = 0;
   for (const auto& [key, value] : record)
@@ -50,8 +54,10 @@ void MetricsLog::write(const MetricRecord& record) {
                          scalars_of(record));
 }
 
-void MetricsLog::restart_at(int64_t step) {
-  if (events_) events_->write_session_start(step, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+void MetricsLog::resumed_from(int64_t step) {
+  write_line(MetricRecord{{"kind", std::string("resume")}, {"step", step}});
+  if (events_)
+    events_->write_session_start(step + 1, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
 std::vector<std::pair<std::string, double>> scalars_of(const MetricRecord& record) {

@@ -27,11 +27,14 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
   void write(const MetricRecord& record);
-  // A start that resumes at `step`: the event file says so (a SessionLog START), and TensorBoard
-  // drops what an earlier start logged from that step on, as PyTorch's SummaryWriter(purge_step) asks.
-  void restart_at(int64_t step);
+  // A start that resumes from the checkpoint at `step`: a {"kind": "resume", "step"} line (the
+  // report then leaves out what an earlier start logged after it), and in the event file a
+  // SessionLog START at step + 1, on which TensorBoard drops the same, as PyTorch's
+  // SummaryWriter(purge_step) asks.
+  void resumed_from(int64_t step);
 
  private:
+  void write_line(const MetricRecord& record);
   std::string path_;
   std::FILE* file_ = nullptr;
   std::unique_ptr<EventFile> events_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 
@@ -18,7 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void read_metrics(const fs::path& path, RunHistory& run) {
+// One start's records; `resumed_at`: the checkpoint step its "resume" record names, if any.
+void read_metrics(const fs::path& path, RunHistory& run, std::optional<double>* resumed_at = nullptr) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot read the run's metrics", path.string()));
   std::vector<std::string> lines;
@@ -38,6 +40,7 @@ void read_metrics(const fs::path& path, RunHistory& run) {
     const std::string kind = record.text("kind");
     if (kind == "train") run.intervals.push_back(std::move(record));
     else if (kind == "epoch") run.epochs.push_back(std::move(record));
+    else if (kind == "resume" && resumed_at) *resumed_at = record.number("step");
   }
 }
 
@@ -45,21 +48,23 @@ void read_metrics(const fs::path& path, RunHistory& run) {
 double step_of(const JsonValue& record) { return record.number("step").value_or(-1); }
 
 // Every start's records, oldest first: metrics.1.jsonl, metrics.2.jsonl, ..., metrics.jsonl. A start
-// that resumed from an earlier checkpoint logs again the steps that the start before it had logged
-// after that checkpoint (logging falls on multiples of train.log_every and on epoch ends), so the
-// earlier start's records from the later one's first step on are left out; a fresh start (step 1)
-// leaves out all before it.
+// that resumed from a checkpoint logs again what the start before it had logged after that
+// checkpoint, so those earlier records are left out: after the step its "resume" record names, or,
+// in files of cvtrain builds that wrote none, from its first logged step on (logging falls on
+// multiples of train.log_every and on epoch ends); a fresh start leaves out all before it.
 void read_every_start(const fs::path& root, RunHistory& run) {
   std::vector<fs::path> starts;
   for (int n = 1; fs::exists(root / fmt::format("metrics.{}.jsonl", n)); ++n) starts.push_back(root / fmt::format("metrics.{}.jsonl", n));
   if (fs::exists(root / "metrics.jsonl")) starts.push_back(root / "metrics.jsonl");
   for (const fs::path& file : starts) {
     RunHistory start;
-    read_metrics(file, start);
+    std::optional<double> resumed_at;
+    read_metrics(file, start, &resumed_at);
     run.notes.insert(run.notes.end(), start.notes.begin(), start.notes.end());
     double first_step = std::numeric_limits<double>::infinity();
     for (const auto* records : {&start.intervals, &start.epochs})
       for (const JsonValue& r : *records) first_step = std::min(first_step, step_of(r));
+    if (resumed_at) first_step = *resumed_at + 1;
     const auto logged_again = [&](const JsonValue& r) { return step_of(r) >= first_step; };
     run.intervals.erase(std::remove_if(run.intervals.begin(), run.intervals.end(), logged_again), run.intervals.end());
     run.epochs.erase(std::remove_if(run.epochs.begin(), run.epochs.end(), logged_again), run.epochs.end());

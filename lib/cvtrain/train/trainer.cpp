@@ -149,7 +149,7 @@ void Trainer::resume() {
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
-  run_.metrics->restart_at(position_.step + 1);  // TensorBoard then drops what an earlier start logged after the checkpoint
+  run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
   if (position_.step >= run_.total_steps)
     log::info(
         "{} is the end of this run (step {} of {}): nothing left to train. checkpoint.resume=none trains again "
