@@ -130,6 +130,9 @@ TEST_CASE("a line chart breaks its line at missing values and leaves empty serie
   CHECK(svg.find("val loss") == std::string::npos);
   CHECK(svg.find("no data") == std::string::npos);
   CHECK(line_chart(ChartFrame{"e", "Empty"}, {empty}).find("no data in this run") != std::string::npos);
+  const std::string accuracy = line_chart(ChartFrame{"a", "Accuracy", "epoch", "accuracy", true}, {empty});  // a run without data.val
+  CHECK(accuracy.find(">0%<") != std::string::npos);
+  CHECK(accuracy.find("-0%") == std::string::npos);  // a tick computed as -0.0
 }
 
 TEST_CASE("a stacked chart's layers lie on each other and its top edge is their sum", "[observe]") {

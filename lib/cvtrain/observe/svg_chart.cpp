@@ -36,6 +36,7 @@ struct Range {
 };
 
 std::string number_label(double v, bool percent, double step) {
+  if (std::fabs(v) < 1e-6 * step) v = 0;  // a tick computed as -1e-17 would read "-0%"
   if (percent) return step < 0.01 ? fmt::format("{:.1f}%", v * 100) : fmt::format("{:.0f}%", v * 100);
   const double a = std::fabs(v);
   if (a >= 1e6) return fmt::format("{:g}M", v / 1e6);
