@@ -14,6 +14,7 @@
 #include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/arch_traits.h"
+#include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/train/export.h"
@@ -59,6 +60,7 @@ int run_check(const RecipeArgs& args) {
             << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
             << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n");
   if (space) std::cout << "# sweep: " << describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
+  for (const std::string& warning : recipe_warnings(recipe)) std::cout << "# warning: " << warning << "\n";
   std::cout << recipe_to_yaml(recipe);
   return 0;
 }

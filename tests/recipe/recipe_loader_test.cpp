@@ -5,6 +5,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/arch_traits.h"
+#include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "temp_dir.h"
 
@@ -136,6 +137,18 @@ TEST_CASE("YAML merge keys merge one leaf at a time, and top-level x- keys may h
   const auto problems = problems_of(bad, no_path_checks());
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains(bad + ":3: optim.nesterv") && Catch::Contains("did you mean 'optim.nesterov'?"));
+}
+
+TEST_CASE("a warmup as long as the run and a milestone past it are warnings, not errors", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", std::string(kMinimal) + "schedule: {name: step, milestones: [2, 30], warmup_epochs: 5}\n");
+  const Recipe long_run = load_recipe(path, no_path_checks({"train.epochs=90"}));
+  CHECK(recipe_warnings(long_run).empty());
+  const Recipe smoke = load_recipe(path, no_path_checks({"train.epochs=3"}));  // loads: a short run of a long recipe is legitimate
+  const auto warnings = recipe_warnings(smoke);
+  REQUIRE(warnings.size() == 2);
+  CHECK_THAT(warnings[0], Catch::Contains(path + ":3: schedule.warmup_epochs: 5 is not shorter than train.epochs 3"));
+  CHECK_THAT(warnings[1], Catch::Contains("schedule.milestones: epoch 30 is not within train.epochs 3") && Catch::Contains("never applies"));
 }
 
 TEST_CASE("augmentation policies and random erasing read like timm's flags, and a bad policy names its section", "[recipe]") {

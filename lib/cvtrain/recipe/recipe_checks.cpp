@@ -202,6 +202,20 @@ void resolve_strategy(Recipe& r, int world, const CrossChecks& check) {
 
 }  // namespace
 
+std::vector<std::string> recipe_warnings(const Recipe& r) {
+  std::vector<std::string> warnings;
+  const auto epochs = static_cast<double>(r.train.epochs);
+  if (r.schedule.warmup_epochs >= epochs)
+    warnings.push_back(fmt::format("{}: {:g} is not shorter than train.epochs {}: the learning rate never reaches optim.lr {:g}",
+                                   r.where("schedule.warmup_epochs"), r.schedule.warmup_epochs, r.train.epochs, r.optim.lr));
+  if (r.schedule.name == ScheduleKind::kStep)
+    for (double m : r.schedule.milestones)
+      if (m >= epochs)
+        warnings.push_back(fmt::format("{}: epoch {:g} is not within train.epochs {} (epochs 0 to {}): it never applies",
+                                       r.where("schedule.milestones"), m, r.train.epochs, r.train.epochs - 1));
+  return warnings;
+}
+
 void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) {
   const CrossChecks check{fail};
   // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.

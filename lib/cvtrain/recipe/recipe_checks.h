@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cvtrain/recipe/recipe_loader.h"
 
@@ -16,5 +17,9 @@ using KeyFailure = std::function<void(const std::string& key, const std::string&
 // Resolves what the keys leave derived (the batch triple, strategy: auto, the optimizer
 // implementation train.cuda_graphs needs) and reports every combination that cannot run.
 void cross_check(Recipe& recipe, const LoadOptions& options, const KeyFailure& fail);
+
+// What a recipe allows but probably does not mean: a warmup as long as the run, a milestone past
+// its end. Warnings, not errors: a short smoke run of a long recipe (train.epochs=1) is legitimate.
+std::vector<std::string> recipe_warnings(const Recipe& recipe);
 
 }  // namespace cvtrain

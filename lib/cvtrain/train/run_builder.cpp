@@ -47,6 +47,7 @@
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/micro_batch.h"
@@ -452,6 +453,8 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   if (recipe.preflight) run_preflight(run, recipe);  // before the strategy takes the model over
   build_optimization(run, recipe);
   if (rank.rank == 0) write_provenance(run);
+  if (rank.rank == 0)
+    for (const std::string& warning : recipe_warnings(recipe)) log::warn("{}", warning);
   return run;
 }
 
