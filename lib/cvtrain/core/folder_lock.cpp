@@ -9,11 +9,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <thread>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/this_machine.h"
 
 namespace cvtrain {
 namespace {
@@ -21,14 +21,7 @@ namespace {
 constexpr const char* kLockName = ".cvtrain.lock";
 
 std::string holder_text(const std::string& what) {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
-  char since[32] = {};
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return fmt::format("cvtrain {} pid {} on {} since {}\n", what, static_cast<long>(getpid()), host, since);
+  return fmt::format("cvtrain {} pid {} on {} since {}\n", what, static_cast<long>(getpid()), host_name(), utc_now());
 }
 
 std::string read_holder(int fd) {

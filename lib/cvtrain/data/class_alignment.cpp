@@ -36,6 +36,8 @@ class RelabeledDataset : public Dataset {
 
 }  // namespace
 
+bool names_classes(DataFormat format) { return format == DataFormat::kImageFolder || format == DataFormat::kShards; }
+
 std::optional<std::vector<std::string>> class_names_at(const DataSpec& spec, const std::string& path) {
   if (spec.format == DataFormat::kImageFolder) return image_folder_classes(path);
   if (spec.format == DataFormat::kShards) return shard_classes(path);

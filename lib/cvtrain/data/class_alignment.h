@@ -12,6 +12,9 @@
 
 namespace cvtrain {
 
+// Whether a format names its labels (ImageFolder's class folders, shards' classes.txt); IDX's are numbers.
+bool names_classes(DataFormat format);
+
 // The names a dataset at `path` gives its labels, read without walking its images (an ImageFolder's
 // class folders, a shards folder's classes.txt); nullopt where labels are only numbers (IDX).
 std::optional<std::vector<std::string>> class_names_at(const DataSpec& spec, const std::string& path);

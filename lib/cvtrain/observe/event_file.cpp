@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/this_machine.h"
 
 namespace cvtrain {
 namespace {
@@ -96,10 +97,8 @@ std::string session_start_bytes(double wall_time_s, int64_t step) {
 }
 
 EventFile::EventFile(const std::string& folder) {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
   const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  path_ = fmt::format("{}/events.out.tfevents.{}.{}.{}", folder, static_cast<int64_t>(now), host, getpid());
+  path_ = fmt::format("{}/events.out.tfevents.{}.{}.{}", folder, static_cast<int64_t>(now), host_name(), getpid());
   file_ = std::fopen(path_.c_str(), "wb");
   if (!file_) throw IoError(fmt::format("{}: cannot open for writing ({})", path_, std::strerror(errno)));
   write_record(event_bytes(now, 0, "brain.Event:2", {}));

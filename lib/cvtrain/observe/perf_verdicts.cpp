@@ -8,6 +8,7 @@
 
 #include "cvtrain/core/text.h"
 #include "cvtrain/observe/metrics_log.h"
+#include "cvtrain/recipe/recipe_checks.h"
 
 namespace cvtrain {
 namespace {
@@ -109,8 +110,7 @@ std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
 
 // A launch-bound step that could be captured: train.cuda_graphs replays it as one launch.
 std::string graphs_advice(const Recipe& r) {
-  const bool host_decides = r.optim.name == OptimizerKind::kLamb || r.optim.name == OptimizerKind::kLars ||
-                            r.optim.implementation == OptimImplementation::kForeach;
+  const bool host_decides = uses_trust_ratio(r.optim.name) || r.optim.implementation == OptimImplementation::kForeach;
   if (r.train.cuda_graphs || r.strategy == StrategyKind::kFsdp || host_decides) return "";
   return "; or train.cuda_graphs: true replays the whole step as one CUDA graph, one launch instead of thousands";
 }

@@ -35,15 +35,6 @@ std::string command_line() {
 
 }  // namespace
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 Provenance this_process_provenance() {
   Provenance p;
   p.started_at = utc_now();

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cvtrain/core/this_machine.h"  // utc_now, which provenance records
+
 namespace cvtrain {
 
 struct Provenance {
@@ -20,7 +22,5 @@ struct Provenance {
 // The fields every process knows about itself: time, command line, directory, cvtrain's version.
 Provenance this_process_provenance();
 std::string provenance_json(const Provenance& p);
-// Now, in UTC, as provenance.json writes times: "2026-12-01T11:57:09Z".
-std::string utc_now();
 
 }  // namespace cvtrain

@@ -164,7 +164,7 @@ void check_augment(const Recipe& r, const CrossChecks& check) {
 // The optimizer against the strategy: LAMB and LARS need whole parameters, and only sgd and adamw
 // have fused kernels (which train.cuda_graphs needs).
 void check_optimizer(Recipe& r, const CrossChecks& check) {
-  const bool trust_ratio = r.optim.name == OptimizerKind::kLamb || r.optim.name == OptimizerKind::kLars;
+  const bool trust_ratio = uses_trust_ratio(r.optim.name);
   if (trust_ratio && updates_flat_shards(r.strategy))
     check.fail("optim.name", fmt::format("{}'s trust ratio needs each parameter's whole norm, and {} updates flat shards that "
                                          "cut across parameters; use single or ddp with it",
@@ -201,6 +201,8 @@ void resolve_strategy(Recipe& r, int world, const CrossChecks& check) {
 }
 
 }  // namespace
+
+bool uses_trust_ratio(OptimizerKind name) { return name == OptimizerKind::kLamb || name == OptimizerKind::kLars; }
 
 std::vector<std::string> recipe_warnings(const Recipe& r) {
   std::vector<std::string> warnings;

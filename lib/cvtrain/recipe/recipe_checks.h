@@ -18,6 +18,9 @@ using KeyFailure = std::function<void(const std::string& key, const std::string&
 // implementation train.cuda_graphs needs) and reports every combination that cannot run.
 void cross_check(Recipe& recipe, const LoadOptions& options, const KeyFailure& fail);
 
+// lamb and lars: the trust ratio needs each parameter whole and is decided on the host.
+bool uses_trust_ratio(OptimizerKind name);
+
 // What a recipe allows but probably does not mean: a warmup as long as the run, a milestone past
 // its end. Warnings, not errors: a short smoke run of a long recipe (train.epochs=1) is legitimate.
 std::vector<std::string> recipe_warnings(const Recipe& recipe);

@@ -21,6 +21,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/core/this_machine.h"
 #include "cvtrain/data/class_alignment.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/decoder_choice.h"
@@ -98,16 +99,23 @@ std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKi
 
 // Opens one of the recipe's datasets; what is wrong with its contents is a recipe error naming the
 // key and its origin; storage that fails under it (IoError) stays a runtime error.
-std::unique_ptr<Dataset> open_recipe_dataset(const Recipe& recipe, const char* key, const std::string& path, int64_t limit) {
+// `read` reads data under `key`: what is wrong with that data becomes a recipe error naming the
+// key's origin (`prefix` before the message); storage that fails under it (IoError) stays a runtime error.
+template <class Read>
+auto blaming_key(const Recipe& recipe, const char* key, const std::string& prefix, Read&& read) -> decltype(read()) {
   try {
-    return open_dataset(recipe.data, path, limit);
+    return read();
   } catch (const RecipeError&) {
     throw;
   } catch (const IoError&) {
     throw;
   } catch (const Error& e) {
-    throw RecipeError({fmt::format("{}: {}", recipe.where(key), e.what())});
+    throw RecipeError({fmt::format("{}: {}{}", recipe.where(key), prefix, e.what())});
   }
+}
+
+std::unique_ptr<Dataset> open_recipe_dataset(const Recipe& recipe, const char* key, const std::string& path, int64_t limit) {
+  return blaming_key(recipe, key, "", [&] { return open_dataset(recipe.data, path, limit); });
 }
 
 // One dataset against the model section: every mismatch is a recipe error naming the key's origin,
@@ -129,26 +137,11 @@ void check_dataset_fits(const Dataset& dataset, const std::string& path, const R
 
 // The validation set scored against the training set's class numbers, matched by name
 // (data/class_alignment.h); a validation class the training set lacks is a recipe error.
-std::unique_ptr<Dataset> scored_as_trained(std::unique_ptr<Dataset> val, const Recipe& recipe) {
-  const DataSpec& data = recipe.data;
-  if (data.train.empty()) return val;
-  std::optional<std::vector<std::string>> training_classes;
-  try {
-    training_classes = class_names_at(data, data.train);
-  } catch (const IoError&) {
-    throw;
-  } catch (const Error& e) {
-    throw RecipeError({fmt::format("{}: {}", recipe.where("data.train"), e.what())});
-  }
-  if (!training_classes) return val;
+std::unique_ptr<Dataset> scored_as_trained(std::unique_ptr<Dataset> val, const std::optional<std::vector<std::string>>& training_classes,
+                                           const Recipe& recipe) {
+  if (!training_classes) return val;  // labels that are only numbers
   const int64_t own_classes = val->num_classes();
-  try {
-    val = with_training_labels(std::move(val), *training_classes);
-  } catch (const IoError&) {
-    throw;
-  } catch (const Error& e) {
-    throw RecipeError({fmt::format("{}: {} has {}", recipe.where("data.val"), data.val, e.what())});
-  }
+  val = blaming_key(recipe, "data.val", recipe.data.val + " has ", [&] { return with_training_labels(std::move(val), *training_classes); });
   if (own_classes != val->num_classes())
     log::info("data.val: {} of the {} training classes; its labels follow data.train's class names", own_classes, val->num_classes());
   return val;
@@ -168,7 +161,8 @@ RunData open_run_data(const Recipe& recipe) {
   }
   run_data.train_bad = std::make_unique<BadSamples>("data.train", run_data.train->size(), data.max_bad_fraction);
   if (!data.val.empty()) {
-    run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), recipe);
+    const auto training_classes = names_classes(data.format) ? std::optional(run_data.train->class_names()) : std::nullopt;
+    run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), training_classes, recipe);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   }
   check_dataset_fits(*run_data.train, data.train, recipe);
@@ -186,7 +180,10 @@ RunData open_eval_data(const Recipe& recipe) {
     throw RecipeError({fmt::format("{}: evaluation needs a validation set (data.val: a dataset of data.format {})", recipe.where("data.val"),
                                    name_of(data.format))});
   RunData run_data;
-  run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), recipe);
+  // The model was trained on data.train's classes: their names, without reading its images.
+  const auto training_classes =
+      data.train.empty() ? std::nullopt : blaming_key(recipe, "data.train", "", [&] { return class_names_at(data, data.train); });
+  run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), training_classes, recipe);
   run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   check_dataset_fits(*run_data.val, data.val, recipe);
   run_data.channels = run_data.val->channels();
@@ -328,7 +325,7 @@ void prepare_output(TrainingRun& run, const Recipe& recipe) {
 std::vector<std::string> gather_rank_labels(const RankInfo& rank, const c10::Device& device, Communicator& comm) {
   constexpr int64_t kHostChars = 64, kRow = kHostChars + 1;
   char host[kHostChars] = {};
-  if (gethostname(host, kHostChars - 1) != 0) std::snprintf(host, kHostChars, "unknown");
+  std::snprintf(host, kHostChars, "%s", host_name().c_str());
   at::Tensor mine = at::zeros({kRow}, at::TensorOptions(device).dtype(at::kDouble));
   at::Tensor row = at::zeros({kRow}, at::kDouble);
   for (int64_t i = 0; i < kHostChars; ++i) row[i] = static_cast<double>(static_cast<unsigned char>(host[i]));
