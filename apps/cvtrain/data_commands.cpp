@@ -43,6 +43,7 @@ std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::strin
 
 int run_data_pack(const DataArgs& args) {
   const auto source = open_for_tool(args.source, args.format);
+  prepare_pack_folder(args.destination);
   log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards, args.destination);
   Stopwatch clock;
   const PackReport report = pack_shards(*source, source->class_names(), args.destination, args.pack);

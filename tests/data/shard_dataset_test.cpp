@@ -27,7 +27,46 @@ void make_folder(const TempDir& dir, int per_class) {
   }
 }
 
+// A source whose storage fails for good at one sample (a lost disk, not a damaged image).
+class FailingAt : public ImageFolderDataset {
+ public:
+  FailingAt(const std::string& root, size_t bad) : ImageFolderDataset(root, 0), bad_(bad) {}
+  RawSample read(size_t index) const override {
+    if (index == bad_) throw std::runtime_error("storage lost");
+    return ImageFolderDataset::read(index);
+  }
+
+ private:
+  size_t bad_;
+};
+
 }  // namespace
+
+TEST_CASE("a pack that fails part way leaves the folder's earlier pack whole, and a folder packs onto itself", "[data]") {
+  TempDir dir;
+  make_folder(dir, 4);
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  PackOptions two;
+  two.shards = 2;
+  pack_shards(folder, folder.class_names(), dir.file("packed"), two);
+  PackOptions three;
+  three.shards = 3;
+  const FailingAt failing(dir.file("src"), 6);
+  CHECK_THROWS_WITH(pack_shards(failing, failing.class_names(), dir.file("packed"), three), "storage lost");
+  {
+    const ShardDataset earlier(dir.file("packed"), 0);
+    CHECK(earlier.size() == 8);
+    CHECK(earlier.shard_files().size() == 2);
+    CHECK(earlier.read(7).encoded == folder.read(7).encoded);
+    // Repacked onto itself (say, to change the shard count): read whole before it is replaced.
+    pack_shards(earlier, earlier.class_names(), dir.file("packed"), three);
+  }
+  const ShardDataset repacked(dir.file("packed"), 0);
+  CHECK(repacked.shard_files().size() == 3);
+  REQUIRE(repacked.size() == 8);
+  for (size_t i = 0; i < 8; ++i) CHECK(repacked.read(i).encoded == folder.read(i).encoded);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("packed"))) CHECK(entry.path().extension() != ".tmp");
+}
 
 TEST_CASE("packing an ImageFolder keeps every sample, byte for byte, in order", "[data]") {
   TempDir dir;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -183,7 +184,94 @@ Packed pack_one(const Dataset& source, size_t index, const PackOptions& options)
   return Packed{encode_jpeg(shrink_shorter_side(raw.image, static_cast<int>(options.resize)), static_cast<int>(options.quality)), true};
 }
 
+// Only a previous pack's files (or an interrupted pack's .tmp) may be replaced in a pack folder.
+bool is_pack_file(const fs::path& p) { return p.extension() == ".cvts" || p.extension() == ".tmp" || p.filename() == "classes.txt"; }
+
+// Writes samples [begin, end) of `source` as one shard file at `path`, `workers` threads packing.
+PackReport write_shard(const Dataset& source, size_t begin, size_t end, const std::string& path, const PackOptions& options) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(fmt::format("{}: cannot write", path));
+  PackReport report;
+  std::string index;
+  uint64_t offset = 0, count = 0;
+  const auto workers = static_cast<size_t>(std::max<int64_t>(1, options.workers));
+  const size_t block = 64 * workers;
+  for (size_t first = begin; first < end; first += block) {
+    const size_t last = std::min(end, first + block);
+    std::vector<std::optional<Packed>> packed(last - first);
+    std::vector<std::exception_ptr> failures(workers);  // anything but an unusable sample ends the pack
+    std::vector<std::thread> threads;
+    for (size_t w = 0; w < workers; ++w)
+      threads.emplace_back([&, w] {
+        for (size_t i = first + w; i < last && !failures[w]; i += workers) {
+          try {
+            packed[i - first] = pack_one(source, i, options);
+          } catch (const Error& e) {
+            log::warn("skipping unusable sample: {}", e.what());
+          } catch (...) {
+            failures[w] = std::current_exception();
+          }
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (const auto& failure : failures)
+      if (failure) std::rethrow_exception(failure);
+    for (size_t i = first; i < last; ++i) {
+      if (!packed[i - first]) {
+        ++report.skipped;
+        continue;
+      }
+      const Packed& p = *packed[i - first];
+      out.write(reinterpret_cast<const char*>(p.bytes.data()), static_cast<std::streamsize>(p.bytes.size()));
+      put_u64(index, offset);
+      put_u32(index, static_cast<uint32_t>(p.bytes.size()));
+      put_u32(index, static_cast<uint32_t>(source.label(i)));
+      offset += p.bytes.size();
+      ++count;
+      report.reencoded += p.reencoded ? 1 : 0;
+    }
+  }
+  std::string footer;
+  put_u64(footer, count);
+  put_u64(footer, offset);
+  footer.append(kMagic, sizeof kMagic);
+  out.write(index.data(), static_cast<std::streamsize>(index.size()));
+  out.write(footer.data(), static_cast<std::streamsize>(footer.size()));
+  out.close();
+  if (!out) throw Error(fmt::format("{}: write failed (disk full?)", path));
+  report.written = count;
+  report.bytes = offset + index.size() + footer.size();
+  return report;
+}
+
+// Puts the finished .tmp files in place of the folder's earlier pack, which until now stayed whole.
+void replace_earlier_pack(const std::string& dir, size_t shards) {
+  std::vector<fs::path> earlier;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".cvts") earlier.push_back(entry.path());
+  for (const auto& path : earlier) fs::remove(path);
+  for (size_t k = 0; k < shards; ++k) {
+    const fs::path final_path = fs::path(dir) / shard_name(k);
+    fs::rename(final_path.string() + ".tmp", final_path);
+  }
+  fs::rename(fs::path(dir) / "classes.txt.tmp", fs::path(dir) / "classes.txt");
+}
+
 }  // namespace
+
+void prepare_pack_folder(const std::string& dir) {
+  if (fs::exists(dir) && !fs::is_directory(dir)) throw Error(fmt::format("{}: is a file; the shards go into a folder", dir));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create ({})", dir, ec.message()));
+  std::vector<fs::path> interrupted;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!is_pack_file(entry.path()))
+      throw Error(fmt::format("{}: holds other files ({}); pack into an empty or shard-only folder", dir, entry.path().filename().string()));
+    if (entry.path().extension() == ".tmp") interrupted.push_back(entry.path());
+  }
+  for (const auto& path : interrupted) fs::remove(path);
+}
 
 PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
                        const PackOptions& options) {
@@ -191,76 +279,26 @@ PackReport pack_shards(const Dataset& source, const std::vector<std::string>& cl
   for (const std::string& name : class_names)
     if (name.find_first_of("\r\n") != std::string::npos)
       throw Error(fmt::format("class name '{}' holds a line break, which classes.txt cannot keep; rename that class folder", name));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(fmt::format("{}: cannot create ({})", dir, ec.message()));
-  // Only a previous pack's files (or a crashed pack's .tmp) may be replaced.
-  const auto is_pack_file = [](const fs::path& p) {
-    return p.extension() == ".cvts" || p.extension() == ".tmp" || p.filename() == "classes.txt";
-  };
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (!is_pack_file(entry.path()))
-      throw Error(fmt::format("{}: holds other files ({}); pack into an empty or shard-only folder", dir, entry.path().filename().string()));
-  for (const auto& entry : fs::directory_iterator(dir)) fs::remove(entry.path());
-
+  prepare_pack_folder(dir);
+  // Everything is written as .tmp first, so a pack that fails or is interrupted leaves the folder's
+  // earlier pack whole (and a folder packed onto itself is read to the end before it is replaced).
   PackReport report;
   const size_t n = source.size();
   const auto shards = static_cast<size_t>(std::clamp<int64_t>(options.shards, 1, static_cast<int64_t>(std::max<size_t>(n, 1))));
-  const auto workers = static_cast<size_t>(std::max<int64_t>(1, options.workers));
-  const size_t block = 64 * workers;
   for (size_t k = 0; k < shards; ++k) {
-    const size_t begin = k * n / shards, end = (k + 1) * n / shards;
-    const fs::path final_path = fs::path(dir) / shard_name(k);
-    const std::string temp_path = final_path.string() + ".tmp";
-    std::ofstream out(temp_path, std::ios::binary);
-    if (!out) throw Error(fmt::format("{}: cannot write", temp_path));
-    std::string index;
-    uint64_t offset = 0, count = 0;
-    for (size_t first = begin; first < end; first += block) {
-      const size_t last = std::min(end, first + block);
-      std::vector<std::optional<Packed>> packed(last - first);
-      std::vector<std::thread> threads;
-      for (size_t w = 0; w < workers; ++w)
-        threads.emplace_back([&, w] {
-          for (size_t i = first + w; i < last; i += workers) {
-            try {
-              packed[i - first] = pack_one(source, i, options);
-            } catch (const Error& e) {
-              log::warn("skipping unusable sample: {}", e.what());
-            }
-          }
-        });
-      for (auto& t : threads) t.join();
-      for (size_t i = first; i < last; ++i) {
-        if (!packed[i - first]) {
-          ++report.skipped;
-          continue;
-        }
-        const Packed& p = *packed[i - first];
-        out.write(reinterpret_cast<const char*>(p.bytes.data()), static_cast<std::streamsize>(p.bytes.size()));
-        put_u64(index, offset);
-        put_u32(index, static_cast<uint32_t>(p.bytes.size()));
-        put_u32(index, static_cast<uint32_t>(source.label(i)));
-        offset += p.bytes.size();
-        ++count;
-        report.reencoded += p.reencoded ? 1 : 0;
-      }
-    }
-    std::string footer;
-    put_u64(footer, count);
-    put_u64(footer, offset);
-    footer.append(kMagic, sizeof kMagic);
-    out.write(index.data(), static_cast<std::streamsize>(index.size()));
-    out.write(footer.data(), static_cast<std::streamsize>(footer.size()));
-    out.close();
-    if (!out) throw Error(fmt::format("{}: write failed (disk full?)", temp_path));
-    fs::rename(temp_path, final_path);
-    report.written += count;
-    report.bytes += offset + index.size() + footer.size();
+    const PackReport shard = write_shard(source, k * n / shards, (k + 1) * n / shards,
+                                         (fs::path(dir) / shard_name(k)).string() + ".tmp", options);
+    report.written += shard.written;
+    report.skipped += shard.skipped;
+    report.reencoded += shard.reencoded;
+    report.bytes += shard.bytes;
   }
-  std::ofstream names(fs::path(dir) / "classes.txt");
+  const std::string names_path = (fs::path(dir) / "classes.txt.tmp").string();
+  std::ofstream names(names_path);
   for (const auto& name : class_names) names << name << "\n";
-  if (!names) throw Error(fmt::format("{}/classes.txt: write failed", dir));
+  names.close();
+  if (!names) throw Error(fmt::format("{}: write failed", names_path));
+  replace_earlier_pack(dir, shards);
   return report;
 }
 

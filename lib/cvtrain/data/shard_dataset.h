@@ -65,8 +65,12 @@ struct PackReport {
   uint64_t bytes = 0;
 };
 
+// Creates DIR for a pack, or refuses it when it holds anything but an earlier pack's files.
+void prepare_pack_folder(const std::string& dir);
+
 // Packs `source` (its classes given by `class_names`) into DIR, samples in source order. JPEGs
-// that need no resize are stored byte for byte. Refuses a DIR that holds anything but shards.
+// that need no resize are stored byte for byte. Refuses a DIR that holds anything but shards;
+// DIR's earlier pack is replaced only once the new one is complete.
 PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
                        const PackOptions& options);
 
