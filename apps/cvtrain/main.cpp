@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "command.h"
 #include "cvtrain/core/error.h"
@@ -61,6 +62,20 @@ int run_reporting_errors(const cvtrain::cli::Command& command) {
   }
 }
 
+// Overrides written as other tools' flags (`--optim.lr=0.2`, `--optim.lr 0.2`): the line that says
+// how cvtrain spells them, after CLI11's "not expected".
+void hint_dashed_overrides(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) continue;
+    const auto equals = arg.find('=');
+    const std::string key = arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+    if (key.find('.') == std::string::npos || key.find_first_of(" /") != std::string::npos) continue;
+    const std::string value = equals != std::string::npos ? arg.substr(equals + 1) : i + 1 < argc ? argv[i + 1] : "VALUE";
+    std::fprintf(stderr, "Recipe overrides take no dashes: write %s=%s\n", key.c_str(), value.c_str());
+  }
+}
+
 int run_cli(int argc, char** argv) {
   CLI::App app{kDescription, "cvtrain"};
   app.set_version_flag("--version", std::string("cvtrain ") + cvtrain::kVersion);
@@ -73,6 +88,7 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
+    if (code != 0) hint_dashed_overrides(argc, argv);
     return code == 0 ? 0 : cvtrain::kExitRecipeError;
   }
   return run_reporting_errors(chosen(commands));

@@ -76,6 +76,10 @@ TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors"
   REQUIRE(check.exit_code == 0);
   CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1"));
   CHECK(run_cvtrain("--recipe " + kQuickstart + " --no-such-flag", dir).exit_code == 2);
+  // Overrides spelled as other tools' flags are refused before training, with cvtrain's spelling.
+  const RunResult dashed = run_cvtrain("--recipe " + kQuickstart + " --optim.lr 0.2 --train.epochs=3", dir);
+  CHECK(dashed.exit_code == 2);
+  CHECK_THAT(dashed.output, Catch::Contains("write optim.lr=0.2") && Catch::Contains("write train.epochs=3"));
   CHECK(run_cvtrain("", dir).exit_code == 2);
   // Refused values say what is wanted (CLI11's own check printed DBL_MAX), and a preview is a .png.
   const RunResult negative = run_cvtrain("data preview --recipe " + kQuickstart + " --epoch -1", dir);
