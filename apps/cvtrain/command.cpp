@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <climits>
 
 #include "cvtrain/launch/job.h"
@@ -73,6 +75,17 @@ const CLI::Validator& not_negative() {
       },
       "NUMBER >= 0", "NotNegative");
   return validator;
+}
+
+CLI::Validator file_named(const std::string& extension, const std::string& what) {
+  return CLI::Validator(
+      [extension, what](std::string& name) {
+        const auto dot = name.rfind('.');
+        std::string given = dot == std::string::npos ? "" : name.substr(dot);
+        std::transform(given.begin(), given.end(), given.begin(), [](unsigned char c) { return std::tolower(c); });
+        return given == extension ? std::string() : what + "; name it " + extension + ", got " + name;
+      },
+      "FILE" + extension, "FileNamed" + extension);
 }
 
 }  // namespace cvtrain::cli

@@ -44,6 +44,9 @@ int as_rank_or_launcher(const RecipeArgs& args, int argc, char** argv, const Ran
 // A number that may be 0 (CLI11's NonNegativeNumber spells out DBL_MAX when it refuses one).
 const CLI::Validator& not_negative();
 
+// Refuses an output file not named FILE.extension (lower case given), saying `what` it is.
+CLI::Validator file_named(const std::string& extension, const std::string& what);
+
 // train (also the top level), check, models, launch, eval, export, preflight.
 std::vector<Command> add_training_commands(CLI::App& app, int argc, char** argv);
 // data pack, inspect, bench, preview.

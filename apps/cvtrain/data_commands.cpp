@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <memory>
 
@@ -156,25 +155,13 @@ struct PreviewArgs {
 };
 
 // The grid is always a PNG: a name that promises another format would mislabel the file.
-const CLI::Validator& png_name() {
-  static const CLI::Validator validator(
-      [](std::string& name) {
-        const auto dot = name.rfind('.');
-        std::string extension = dot == std::string::npos ? "" : name.substr(dot);
-        std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-        return extension == ".png" ? std::string() : "the preview is a PNG image; name it .png, got " + name;
-      },
-      "FILE.png", "PngName");
-  return validator;
-}
-
 Command add_preview_command(CLI::App& data) {
   auto args = std::make_shared<PreviewArgs>();
   auto* cmd = data.add_subcommand(
       "preview", "Write a PNG grid of the first training samples of an epoch exactly as the step receives them (crop,\n"
                  "flip, augment.auto_augment, random erasing, Mixup/CutMix), denormalised, with their labels");
   add_recipe_args(*cmd, args->recipe, true);
-  cmd->add_option("--out,-o", args->options.out, "The PNG file")->check(png_name())->capture_default_str();
+  cmd->add_option("--out,-o", args->options.out, "The PNG file")->check(file_named(".png", "the preview is a PNG image"))->capture_default_str();
   cmd->add_option("--count", args->options.count, "Samples, in the epoch's order (mixed as one micro-batch)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

@@ -170,7 +170,9 @@ Command add_export_command(CLI::App& app) {
       "export", "Write a checkpoint's weights as one safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt)\n"
                 "key names, which those libraries load without edits; prints the Python lines that load it");
   cmd->add_option("checkpoint", args->checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)")->required();
-  cmd->add_option("--out,-o", args->out, "Output .safetensors file")->required();
+  cmd->add_option("--out,-o", args->out, "Output .safetensors file")
+      ->check(file_named(".safetensors", "the weights are written as safetensors (torch.load cannot read them)"))
+      ->required();
   cmd->add_option("--dtype", args->dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
       ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
   cmd->add_flag("--ema", args->ema, "The weight average of train.ema instead of the raw weights");

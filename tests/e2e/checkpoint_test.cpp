@@ -212,14 +212,15 @@ TEST_CASE("checkpoint.keep_best keeps the best evaluated epoch in OUTPUT/best, w
   for (const auto& entry : std::filesystem::directory_iterator(dir.file("a/best"))) folders += entry.is_directory() ? 1 : 0;
   CHECK(folders == 1);  // each new best replaced the one before
 
-  // The folder stands for that checkpoint: eval finds its top-1 again, export writes its weights.
+  // The folder stands for that checkpoint: eval finds its top-1 again, export writes its weights
+  // (into a folder it creates).
   const Run evaluated = shell("$CVTRAIN eval --recipe $RECIPE data.max_val_samples=300 --checkpoint " + dir.file("a/best") + " --out " +
-                                  dir.file("best_eval.json") + " && $CVTRAIN export " + dir.file("a/best") + " --out " + dir.file("best.safetensors"),
+                                  dir.file("best_eval.json") + " && $CVTRAIN export " + dir.file("a/best") + " --out " + dir.file("exported/best.safetensors"),
                               dir);
   INFO(evaluated.output);
   REQUIRE(evaluated.exit_code == 0);
   CHECK(cvtrain::testing::numbers_after(read_text(dir.file("best_eval.json")), "top1").at(0) == Approx(*best).margin(1e-9));
-  CHECK(std::filesystem::exists(dir.file("best.safetensors")));
+  CHECK(std::filesystem::exists(dir.file("exported/best.safetensors")));
 
   // Resumed, the run judges new epochs against the best it had (here made unbeatable), not afresh.
   std::string unbeatable = std::regex_replace(summary, std::regex("\"score\": [0-9.]+"), "\"score\": 1.000000");

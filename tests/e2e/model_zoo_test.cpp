@@ -77,18 +77,21 @@ TEST_CASE("exported weights load into torchvision and timm unchanged and compute
   }
 }
 
-TEST_CASE("export names what is missing: no run, no checkpoint, an incomplete checkpoint", "[e2e]") {
+TEST_CASE("export names what is missing: no run, no checkpoint, an incomplete checkpoint, a file not named .safetensors", "[e2e]") {
   TempDir dir;
   const Run run = shell("$CVTRAIN export " + dir.file("nothing") + " --out " + dir.file("a.safetensors") + "; echo \"exit $?\"\n" +
                             "mkdir -p " + dir.file("run/checkpoints/step-00000004") + "\n" + "touch " +
                             dir.file("run/checkpoints/step-00000004/model.safetensors") + "\n" + "$CVTRAIN export " + dir.file("run") +
                             " --out " + dir.file("b.safetensors") + "; echo \"exit $?\"\n" + "$CVTRAIN export " +
-                            dir.file("run/checkpoints/step-00000004") + " --out " + dir.file("c.safetensors") + "; echo \"exit $?\"\n",
+                            dir.file("run/checkpoints/step-00000004") + " --out " + dir.file("c.safetensors") + "; echo \"exit $?\"\n" +
+                            "$CVTRAIN export " + dir.file("run") + " --out " + dir.file("d.pt") + "; echo \"exit $?\"\n",
                         dir);
   INFO(run.output);
   CHECK_THAT(run.output, Catch::Contains(dir.file("nothing") + ": neither a checkpoint folder"));
   CHECK_THAT(run.output, Catch::Contains(dir.file("run") + ": no complete checkpoint under"));
   CHECK_THAT(run.output, Catch::Contains("step-00000004: checkpoint has no COMPLETE marker"));
+  // A .pt name would promise torch.load a file it cannot read.
+  CHECK_THAT(run.output, Catch::Contains("name it .safetensors, got " + dir.file("d.pt")) && Catch::Contains("exit 2"));
   CHECK(run.output.find("exit 0") == std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("a.safetensors")));
 }

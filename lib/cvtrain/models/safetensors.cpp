@@ -316,7 +316,7 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors, con
     out.write(reinterpret_cast<const char*>(length), 8);
     out.write(json.data(), static_cast<std::streamsize>(json.size()));
     for (const auto& t : contiguous) out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.numel() * t.element_size()));
-    if (!out.flush()) throw Error(fmt::format("{}: cannot write", temporary));
+    if (!out.flush()) throw Error(fmt::format("{}: cannot write ({})", temporary, std::strerror(errno)));
   }
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);

@@ -69,6 +69,10 @@ ExportResult export_weights(const std::string& source, const std::string& out, c
       result.in_channels = tensor.size(1);
       break;
     }
+  const fs::path folder = fs::path(out).parent_path();
+  std::error_code ec;
+  if (!folder.empty()) fs::create_directories(folder, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create the folder for {} ({})", folder.string(), out, ec.message()));
   write_safetensors(out, weights, {{"format", "pt"}, {"arch", result.arch}, {"step", std::to_string(result.step)}});
   return result;
 }
