@@ -75,6 +75,14 @@ TEST_CASE("a bad search space is reported at once, each problem with its line an
   CHECK_THAT(problems[5], Catch::Contains(path + ":6: sampler: 'grod' is not grid, random or tpe"));
   CHECK_THAT(problems_of(dir.write("grid.yaml", "space: {optim.lr: {uniform: [0.1, 0.2]}}\nsampler: grid\n"))[0],
              Catch::Contains("optim.lr: sampler: grid searches lists of values only"));
+  // The usual slips with recipe keys: written at the top, or nested as in a recipe.
+  const auto top = problems_of(dir.write("top.yaml", "optim.lr: {loguniform: [1.0e-4, 0.1]}\noptim: {momentum: [0.9]}\ntrials: 4\n"));
+  REQUIRE(top.size() == 2);  // not also "space: needs at least one recipe key"
+  CHECK_THAT(top[0], Catch::Contains(":1: optim.lr: a recipe key at the top of the file; the keys to search go under space:"));
+  CHECK_THAT(top[1], Catch::Contains(":2: optim: a recipe key at the top") && Catch::Contains("space: {optim.momentum: ...}"));
+  const auto nested = problems_of(dir.write("nested.yaml", "space: {optim: {lr: [0.1, 0.2]}}\n"));
+  REQUIRE(nested.size() == 1);
+  CHECK_THAT(nested[0], Catch::Contains("optim: a recipe section; search its keys dotted, e.g. optim.lr: [...]"));
 }
 
 // Values a draw could meet are read by the key's schema row before any trial: a typo in the third
@@ -165,6 +173,30 @@ TEST_CASE("the grid is every combination, and random draws are seeded, within th
   SweepSpace other = random;
   other.seed = 4;
   CHECK(random_assignment(other, 0) != random_assignment(random, 0));
+}
+
+TEST_CASE("random and TPE trials never repeat another's values, and a small space caps the trials", "[sweep]") {
+  const SweepSpace small = space_of("space: {optim.lr: [0.1, 0.2], train.micro_batch: {int: [16, 17]}}\ntrials: 12\n");
+  CHECK(distinct_assignments(small) == 4u);
+  const std::vector<Assignment> drawn = random_assignments(small, 12);
+  CHECK(drawn.size() == 4);
+  CHECK(std::set<Assignment>(drawn.begin(), drawn.end()).size() == 4);
+  CHECK(random_assignments(small, 3) == std::vector<Assignment>(drawn.begin(), drawn.begin() + 3));  // the same prefix
+  // A continuous space draws as before: trial i is draw i.
+  const SweepSpace wide = space_of("space: {optim.lr: {loguniform: [1.0e-4, 1.0e-1]}, model.arch: [a, b]}\n");
+  CHECK_FALSE(distinct_assignments(wide));
+  const std::vector<Assignment> wide_drawn = random_assignments(wide, 20);
+  REQUIRE(wide_drawn.size() == 20);
+  for (int64_t i = 0; i < 20; ++i) CHECK(wide_drawn[static_cast<size_t>(i)] == random_assignment(wide, i));
+  // TPE that would propose a taken assignment proposes another, and none when all are taken.
+  SweepSpace tpe = space_of("space: {model.arch: [a, b, c]}\nsampler: tpe\n");
+  std::vector<ScoredTrial> history;
+  for (int i = 0; i < 6; ++i) history.push_back(ScoredTrial{{{"model.arch", i < 3 ? "a" : "b"}}, i < 3 ? 0.9 : 0.1});
+  const std::vector<Assignment> a_and_b{{{"model.arch", "a"}}, {{"model.arch", "b"}}};
+  for (int64_t i = 0; i < 10; ++i) CHECK(untaken_tpe_assignment(tpe, i, history, a_and_b) == Assignment{{"model.arch", "c"}});
+  std::vector<Assignment> every = a_and_b;
+  every.push_back({{"model.arch", "c"}});
+  CHECK_FALSE(untaken_tpe_assignment(tpe, 0, history, every));
 }
 
 // A synthetic objective with its best at lr 1e-2, weight decay 0.3 and the third choice.

@@ -139,23 +139,35 @@ SweepSpace space_from_node(const YAML::Node& root, const std::string& path, cons
   Problems problems{path, {}};
   if (!root.IsMap()) throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
   const std::vector<std::string> sections{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial", "early_stopping"};
+  bool misplaced = false;  // recipe keys written at the top: the usual slip, said as such
   for (const auto& item : root) {
     const std::string name = item.first.as<std::string>();
-    if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
-      const std::string guess = closest_match(name, sections);
-      problems.add(item.first, name, fmt::format("not a key of a search space file ({}){}", join(sections, ", "),
-                                                  guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
-    }
+    if (std::find(sections.begin(), sections.end(), name) != sections.end()) continue;
+    const bool recipe_key = std::any_of(known_keys.begin(), known_keys.end(), [&](const std::string& key) {
+      return key == name || key.rfind(name + ".", 0) == 0;
+    });
+    misplaced = misplaced || recipe_key;
+    const std::string guess = closest_match(name, sections);
+    // A section written as a map (optim: {lr: [...]}) is searched as dotted keys (optim.lr).
+    const std::string example = item.second.IsMap() && item.second.size() > 0 ? name + "." + item.second.begin()->first.as<std::string>() : name;
+    problems.add(item.first, name,
+                 recipe_key ? fmt::format("a recipe key at the top of the file; the keys to search go under space:, dotted, e.g. space: {{{}: ...}}", example)
+                            : fmt::format("not a key of a search space file ({}){}", join(sections, ", "),
+                                          guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
   }
   const YAML::Node dims = root["space"];
-  if (!dims || !dims.IsMap() || dims.size() == 0) {
+  if ((!dims || !dims.IsMap() || dims.size() == 0) && !(misplaced && !dims)) {
     problems.add(dims ? dims : root, "space", "needs at least one recipe key to search, e.g. optim.lr: {loguniform: [1.0e-4, 1.0e-1]}");
   } else {
     for (const auto& item : dims) {
       const std::string key = item.first.as<std::string>();
       if (std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
         const std::string guess = closest_match(key, known_keys);
-        problems.add(item.first, key, fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
+        const bool section = item.second.IsMap() && item.second.size() > 0 &&
+                             std::any_of(known_keys.begin(), known_keys.end(), [&](const std::string& k) { return k.rfind(key + ".", 0) == 0; });
+        problems.add(item.first, key,
+                     section ? fmt::format("a recipe section; search its keys dotted, e.g. {}.{}: [...]", key, item.second.begin()->first.as<std::string>())
+                             : fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
         continue;
       }
       read_dimension(key, item.second, space, problems);

@@ -125,8 +125,15 @@ std::vector<Trial> plan_trials(const SweepSpace& space, const std::map<int64_t, 
     const size_t count = space.trials > 0 ? std::min<size_t>(static_cast<size_t>(space.trials), grid.size()) : grid.size();
     for (size_t i = 0; i < count; ++i) trials.push_back(planned(static_cast<int64_t>(i), grid[i]));
   } else {
-    for (int64_t i = 0; i < space.trials; ++i)
-      trials.push_back(planned(i, space.sampler == SweepSampler::kRandom ? random_assignment(space, i) : Assignment{}));
+    // Only different values: a cvtrain trial with another's values would repeat it bit for bit.
+    const std::vector<Assignment> drawn = space.sampler == SweepSampler::kRandom ? random_assignments(space, space.trials) : std::vector<Assignment>{};
+    const int64_t count = space.sampler == SweepSampler::kRandom
+                              ? static_cast<int64_t>(drawn.size())
+                              : std::min<int64_t>(space.trials, static_cast<int64_t>(distinct_assignments(space).value_or(space.trials)));
+    if (count < space.trials)
+      log::info("the space holds only {} different assignment(s): {} trial(s), not {} (one with another's values would repeat it bit for bit)",
+                count, count, space.trials);
+    for (int64_t i = 0; i < count; ++i) trials.push_back(planned(i, drawn.empty() ? Assignment{} : drawn[static_cast<size_t>(i)]));
   }
   for (Trial& t : trials) {
     const auto it = logged.find(t.index);
@@ -264,9 +271,16 @@ class SweepRun {
 
   // TPE: drawn now, from what has finished, and checked as the others were before the start.
   bool draw(Trial& t) {
-    t.values = tpe_assignment(space_, t.index, scored(space_, trials_));
+    std::vector<Assignment> taken;
+    for (const Trial& other : trials_)
+      if (!other.values.empty()) taken.push_back(other.values);
     std::vector<std::string> problems;
-    check_trial(o_, space_, t, folder_, problems);
+    if (const auto values = untaken_tpe_assignment(space_, t.index, scored(space_, trials_), taken)) {
+      t.values = *values;
+      check_trial(o_, space_, t, folder_, problems);
+    } else {
+      problems.push_back("the space holds no assignment that another trial has not had");
+    }
     if (problems.empty()) return true;
     t.status = TrialStatus::kFailed;
     t.message = problems.front();

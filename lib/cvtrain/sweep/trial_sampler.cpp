@@ -131,6 +131,17 @@ std::vector<Assignment> grid_assignments(const SweepSpace& space) {
   return grid;
 }
 
+std::optional<uint64_t> distinct_assignments(const SweepSpace& space) {
+  uint64_t product = 1;
+  for (const SearchDimension& d : space.dimensions) {
+    if (d.kind == Kind::kUniform || d.kind == Kind::kLogUniform) return std::nullopt;
+    const uint64_t n = d.kind == Kind::kChoice ? d.choices.size() : static_cast<uint64_t>(d.high - d.low) + 1;
+    if (n > 0 && product > (uint64_t{1} << 40) / n) return std::nullopt;
+    product *= n;
+  }
+  return product;
+}
+
 Assignment random_assignment(const SweepSpace& space, int64_t index) {
   SplitMix64 rng(sample_key(space.seed, 0x73776565ULL, static_cast<uint64_t>(index)));
   Assignment a;
@@ -138,16 +149,28 @@ Assignment random_assignment(const SweepSpace& space, int64_t index) {
   return a;
 }
 
-Assignment tpe_assignment(const SweepSpace& space, int64_t index, const std::vector<ScoredTrial>& finished) {
+std::vector<Assignment> random_assignments(const SweepSpace& space, int64_t count) {
+  const auto want = static_cast<size_t>(std::max<int64_t>(0, count));
+  const size_t available = std::min<uint64_t>(want, distinct_assignments(space).value_or(want));
+  std::vector<Assignment> drawn;
+  // A continuous key's draws are all different but for rounding; the bound only ends a pathological case.
+  for (int64_t draw = 0; drawn.size() < available && draw < 1000 + 100 * static_cast<int64_t>(want); ++draw) {
+    Assignment a = random_assignment(space, draw);
+    if (std::find(drawn.begin(), drawn.end(), a) == drawn.end()) drawn.push_back(std::move(a));
+  }
+  return drawn;
+}
+
+Assignment tpe_assignment(const SweepSpace& space, int64_t index, const std::vector<ScoredTrial>& finished, uint64_t attempt) {
   std::vector<const ScoredTrial*> scored;
   for (const ScoredTrial& t : finished)
     if (t.score) scored.push_back(&t);
-  if (scored.size() < kTpeStartupTrials) return random_assignment(space, index);
+  if (scored.size() < kTpeStartupTrials) return random_assignment(space, index + static_cast<int64_t>(attempt << 32));
   std::stable_sort(scored.begin(), scored.end(), [](const ScoredTrial* a, const ScoredTrial* b) {
     return a->progress != b->progress ? a->progress > b->progress : *a->score > *b->score;
   });
   const size_t good_count = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.25 * static_cast<double>(scored.size()))));
-  SplitMix64 rng(sample_key(space.seed, 0x747065ULL, static_cast<uint64_t>(index)));
+  SplitMix64 rng(sample_key(space.seed, 0x747065ULL + (attempt << 24), static_cast<uint64_t>(index)));
   Assignment a;
   for (const SearchDimension& d : space.dimensions) {
     std::vector<std::string> good, bad;
@@ -165,6 +188,19 @@ Assignment tpe_assignment(const SweepSpace& space, int64_t index, const std::vec
     a.emplace_back(d.key, tpe_numeric(d, internal(good), internal(bad), rng));
   }
   return a;
+}
+
+std::optional<Assignment> untaken_tpe_assignment(const SweepSpace& space, int64_t index, const std::vector<ScoredTrial>& finished,
+                                                 const std::vector<Assignment>& taken) {
+  const auto is_taken = [&](const Assignment& a) { return std::find(taken.begin(), taken.end(), a) != taken.end(); };
+  constexpr uint64_t kTries = 8;
+  for (uint64_t attempt = 0; attempt < kTries; ++attempt) {
+    Assignment a = tpe_assignment(space, index, finished, attempt);
+    if (!is_taken(a)) return a;
+  }
+  for (Assignment& a : random_assignments(space, static_cast<int64_t>(taken.size()) + 1))
+    if (!is_taken(a)) return std::move(a);
+  return std::nullopt;
 }
 
 std::vector<std::string> overrides_of(const Assignment& assignment) {
