@@ -179,6 +179,13 @@ TEST_CASE("resume takes a given folder or none, and every_minutes saves on the c
   CHECK_THAT(other_optimizer.output, Catch::Contains(dir.file("a/checkpoints/step-00000006") + "/optimizer.safetensors does not fit "
                                                      "this run's optimizer (optim.name adamw)") &&
                                          Catch::Contains("model.pretrained=" + dir.file("a/checkpoints/step-00000006") + "/model.safetensors"));
+  // Another model: the weights' mismatch, and the recipe change that explains it.
+  const Run other_model = shell("$CVTRAIN --recipe $RECIPE" + common + " model.arch=mlp train.max_steps=8 checkpoint.resume=" +
+                                    dir.file("a") + " output=" + dir.file("g"), dir);
+  CHECK(other_model.exit_code == 1);
+  CHECK_THAT(other_model.output, Catch::Contains(dir.file("a/checkpoints/step-00000006") + " was saved with another model (model.arch "
+                                                 "small_cnn -> mlp): give this run another output") &&
+                                     !Catch::Contains("model.pretrained="));
   const Run fresh = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=6 checkpoint.resume=none output=" + dir.file("a"), dir);
   REQUIRE(fresh.exit_code == 0);
   CHECK_THAT(fresh.output, !Catch::Contains("resuming") && Catch::Contains("step 1/6"));

@@ -57,6 +57,23 @@ TEST_CASE("pretrained ResNet weights load by name and a new head is initialised 
   CHECK(at::equal(five->named_parameters()["layer4.1.conv2.weight"], source->named_parameters()["layer4.1.conv2.weight"]));
 }
 
+TEST_CASE("cvtrain's own small_cnn and mlp take a new head too: their last Linear", "[models]") {
+  TempDir dir;
+  for (const char* arch : {"small_cnn", "mlp"}) {
+    auto source = make(arch, 10, 28);
+    write_safetensors(dir.file("ten.safetensors"), state(*source));
+    auto twelve = make(arch, 12, 28);
+    const PretrainedReport report = load_pretrained(*twelve, dir.file("ten.safetensors"), true);
+    INFO(arch);
+    REQUIRE(report.reinitialised.size() == 2);
+    const std::string head = report.reinitialised[0].substr(0, report.reinitialised[0].rfind('.'));
+    CHECK(report.reinitialised == std::vector<std::string>{head + ".weight", head + ".bias"});
+    CHECK(twelve->named_parameters()[head + ".weight"].size(0) == 12);
+    const std::string first = state(*twelve).front().first;
+    CHECK(at::equal(twelve->named_parameters()[first], source->named_parameters()[first]));
+  }
+}
+
 TEST_CASE("pretrained ConvNeXt weights keep the head's norm and re-initialise only its classifier", "[models]") {
   TempDir dir;
   auto source = make("convnext_tiny", 1000, 64);

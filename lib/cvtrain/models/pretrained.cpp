@@ -25,8 +25,12 @@ std::string first_names(const std::vector<std::string>& names) {
   return fmt::format("{}, and {} more", join({names.begin(), names.begin() + kShown}, ", "), names.size() - kShown);
 }
 
-// The classifier head of torchvision's ResNets ("fc.") and timm's models ("head.").
-bool is_head(const std::string& name) { return name.rfind("fc.", 0) == 0 || name.rfind("head.", 0) == 0; }
+// The classifier head: torchvision's ResNets' "fc.", timm's models' "head.", and in any model the
+// module that holds the last parameter (cvtrain's small_cnn and mlp: their last Linear).
+bool is_head(const std::string& name, const std::string& last_parameter) {
+  const std::string last_module = last_parameter.substr(0, last_parameter.rfind('.') + 1);
+  return name.rfind("fc.", 0) == 0 || name.rfind("head.", 0) == 0 || (!last_module.empty() && name.rfind(last_module, 0) == 0);
+}
 
 std::string shape_text(const at::Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
 
@@ -51,6 +55,7 @@ PretrainedReport load_pretrained(Classifier& model, const std::string& file, boo
   torch::NoGradGuard no_grad;
   std::vector<std::pair<std::string, at::Tensor>> targets;
   for (const auto& item : model.named_parameters(true)) targets.emplace_back(item.key(), item.value());
+  const std::string last_parameter = targets.empty() ? std::string() : targets.back().first;
   for (const auto& item : model.named_buffers(true)) targets.emplace_back(item.key(), item.value());
   for (auto& [name, target] : targets) {
     const auto it = saved.find(name);
@@ -61,7 +66,7 @@ PretrainedReport load_pretrained(Classifier& model, const std::string& file, boo
     at::Tensor source = it->second;
     saved.erase(it);
     if (source.sizes() != target.sizes()) {
-      if (is_head(name)) {
+      if (is_head(name, last_parameter)) {
         report.reinitialised.push_back(name);
         continue;
       }

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "cvtrain/core/error.h"
@@ -22,6 +23,37 @@
 namespace cvtrain {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The keys changed since `folder` was saved; none when its recipe.yaml is missing or unreadable.
+std::vector<KeyChange> changes_since(const std::string& folder, const std::string& resolved_recipe) {
+  const std::optional<std::string> saved = read_text_file(folder + "/recipe.yaml");
+  if (!saved) return {};
+  try {
+    return recipe_changes(*saved, resolved_recipe);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// A checkpoint whose weights do not fit this run's model: most often the recipe's model changed
+// since, which the message then says, with the ways on.
+std::string with_model_changes(const std::string& error, const std::string& folder, const std::vector<KeyChange>& changes) {
+  std::vector<KeyChange> model;
+  for (const KeyChange& c : changes)
+    if (c.key.rfind("model.", 0) == 0) model.push_back(c);
+  if (model.empty()) return error;
+  const bool same_arch = std::none_of(model.begin(), model.end(), [](const KeyChange& c) { return c.key == "model.arch"; });
+  return fmt::format("{}. {} was saved with another model ({}): give this run another output, or resume with the model it was saved "
+                     "with{}",
+                     error, folder, describe_changes(model),
+                     same_arch ? fmt::format(", or start afresh from its weights where they fit (checkpoint.resume=none "
+                                             "model.pretrained={}/model.safetensors)", folder)
+                               : "");
+}
+
+}  // namespace
 
 CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device)
     : files_(recipe.output, recipe.checkpoint.keep),
@@ -146,7 +178,12 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
       break;
   }
   const CheckpointContents saved = load_checkpoint(folder);
-  strategy.load_model_state(saved.model, saved.model_file);
+  if (comm_.rank() == 0) note_recipe_changes(folder);  // before the loads, whose errors they may explain
+  try {
+    strategy.load_model_state(saved.model, saved.model_file);
+  } catch (const Error& e) {
+    throw Error(with_model_changes(e.what(), folder, changes_since(folder, resolved_recipe_)));
+  }
   try {
     strategy.load_optimizer_state(optimizer, saved.optimizer);
   } catch (const Error& e) {
@@ -157,7 +194,6 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   last_saved_step_ = saved.position.step;
   last_saved_epoch_ = saved.position.epoch;
   restore_best(saved.position.step);
-  if (comm_.rank() == 0) note_recipe_changes(folder);
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
 }
 
