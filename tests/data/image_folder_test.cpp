@@ -51,6 +51,24 @@ TEST_CASE("ImageFolder takes a class's images at any depth, in torchvision's ord
   CHECK(set.label(4) == 1);
 }
 
+// A notebook's checkpoints folder at the root would be class 0 in torchvision's ImageFolder and shift
+// every label; macOS's AppleDouble ._ files would be unreadable images.
+TEST_CASE("ImageFolder leaves out dot-named folders and files: notebook, editor and OS metadata", "[data]") {
+  TempDir dir;
+  write_bytes(dir, "root/cat/a.jpg", encode_jpeg(8, 8, 0));
+  write_bytes(dir, "root/dog/b.jpg", encode_jpeg(8, 8, 0));
+  write_bytes(dir, "root/.ipynb_checkpoints/c.jpg", encode_jpeg(8, 8, 0));
+  write_bytes(dir, "root/dog/.thumbs/d.jpg", encode_jpeg(8, 8, 0));
+  dir.write("root/cat/._a.jpg", "AppleDouble metadata");
+  const ImageFolderDataset set(dir.file("root"), 0);
+  CHECK(set.class_names() == std::vector<std::string>{"cat", "dog"});
+  CHECK(image_folder_classes(dir.file("root")) == set.class_names());
+  REQUIRE(set.size() == 2);
+  CHECK_THAT(set.describe(0), Catch::EndsWith("cat/a.jpg"));
+  CHECK_THAT(set.describe(1), Catch::EndsWith("dog/b.jpg"));
+  CHECK(set.label(1) == 1);
+}
+
 TEST_CASE("ImageFolder problems name the folder or file", "[data]") {
   TempDir dir;
   write_bytes(dir, "root/a/1.jpg", encode_jpeg(8, 8, 0));

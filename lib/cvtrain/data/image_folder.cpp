@@ -28,10 +28,18 @@ bool is_image_file(const fs::path& path) {
   return false;
 }
 
+// A dot-named entry (.ipynb_checkpoints, .DS_Store, macOS's ._IMG.jpg, .Trash): notebook, editor and
+// OS metadata, never a class or an image. torchvision's ImageFolder takes such a folder as a class
+// (shifting every label after it) and such a file as an image; Keras' loader leaves hidden folders out.
+bool is_hidden(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return !name.empty() && name.front() == '.';
+}
+
 // The folders under `top`, `top` included, at any depth in path order: the order of torchvision's
-// sorted(os.walk(top, followlinks=True)). A folder reached again through a link is walked once, so
-// a link back up cannot loop.
-std::vector<fs::path> folders_under(const fs::path& top) {
+// sorted(os.walk(top, followlinks=True)), hidden ones left out (added to `hidden`). A folder reached
+// again through a link is walked once, so a link back up cannot loop.
+std::vector<fs::path> folders_under(const fs::path& top, std::vector<std::string>& hidden) {
   std::vector<fs::path> folders{top};
   std::error_code ec;
   std::set<fs::path> seen{fs::weakly_canonical(top, ec)};
@@ -39,6 +47,10 @@ std::vector<fs::path> folders_under(const fs::path& top) {
     for (const auto& entry : fs::directory_iterator(folders[i], ec)) {
       std::error_code entry_ec;
       if (!entry.is_directory(entry_ec)) continue;  // follows links, as followlinks=True
+      if (is_hidden(entry.path())) {
+        hidden.push_back(entry.path().string());
+        continue;
+      }
       const fs::path real = fs::canonical(entry.path(), entry_ec);
       if (!entry_ec && seen.insert(real).second) folders.push_back(entry.path());
     }
@@ -48,22 +60,32 @@ std::vector<fs::path> folders_under(const fs::path& top) {
   return folders;
 }
 
+// What a tree holds besides the samples, for one note.
+struct LeftOut {
+  std::vector<std::string> dangling;  // links to nothing, kept as samples (see class_images)
+  std::vector<std::string> hidden;    // dot-named folders and image files, left out
+};
+
 // One class's image files in torchvision's order: folder by folder (folders_under), names sorted
-// within each. A link to nothing is kept, as torchvision keeps it, and also noted in `dangling`.
-std::vector<std::string> class_images(const fs::path& class_folder, std::vector<std::string>& dangling) {
+// within each. A link to nothing is kept, as torchvision keeps it, and also noted.
+std::vector<std::string> class_images(const fs::path& class_folder, LeftOut& left_out) {
   std::vector<std::string> files;
-  for (const fs::path& folder : folders_under(class_folder)) {
+  for (const fs::path& folder : folders_under(class_folder, left_out.hidden)) {
     std::vector<std::string> here;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
       if (!is_image_file(entry.path())) continue;
+      if (is_hidden(entry.path())) {
+        left_out.hidden.push_back(entry.path().string());
+        continue;
+      }
       std::error_code link_ec;
       if (entry.is_regular_file(link_ec)) {
         here.push_back(entry.path().string());
       } else if (entry.is_symlink(link_ec) && !fs::exists(entry.path(), link_ec)) {
         // Reading it fails, and the run's bad-sample count (data.max_bad_fraction) takes it, naming the file.
         here.push_back(entry.path().string());
-        dangling.push_back(entry.path().string());
+        left_out.dangling.push_back(entry.path().string());
       }
     }
     if (ec) throw IoError(fmt::format("{}: cannot list ({})", folder.string(), ec.message()));
@@ -73,33 +95,52 @@ std::vector<std::string> class_images(const fs::path& class_folder, std::vector<
   return files;
 }
 
-}  // namespace
-
-std::vector<std::string> image_folder_classes(const std::string& root) {
+std::vector<std::string> class_folders(const std::string& root, std::vector<std::string>& hidden) {
   std::vector<std::string> classes;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(root, ec))
-    if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    if (!entry.is_directory()) continue;
+    if (is_hidden(entry.path()))
+      hidden.push_back(entry.path().string());
+    else
+      classes.push_back(entry.path().filename().string());
+  }
   if (ec) throw IoError(fmt::format("{}: cannot list ({})", root, ec.message()));
   std::sort(classes.begin(), classes.end());
   if (classes.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
   return classes;
 }
 
-ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) : classes_(image_folder_classes(root)) {
-  std::vector<std::string> dangling;
+void note_left_out(const std::string& root, const LeftOut& left_out) {
+  if (!left_out.hidden.empty())
+    log::info("{}: {} hidden folder(s) and file(s) left out, e.g. {} (names starting with '.' are notebook, editor and OS "
+              "metadata, not classes or images)",
+              root, left_out.hidden.size(), left_out.hidden.front());
+  if (!left_out.dangling.empty())
+    log::warn("{}: {} image name(s) are symbolic links to nothing, e.g. {}; they count as unreadable samples", root,
+              left_out.dangling.size(), left_out.dangling.front());
+}
+
+}  // namespace
+
+std::vector<std::string> image_folder_classes(const std::string& root) {
+  std::vector<std::string> hidden;
+  return class_folders(root, hidden);
+}
+
+ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
+  LeftOut left_out;
+  classes_ = class_folders(root, left_out.hidden);
   for (size_t label = 0; label < classes_.size(); ++label) {
     const fs::path folder = fs::path(root) / classes_[label];
-    std::vector<std::string> files = class_images(folder, dangling);
+    std::vector<std::string> files = class_images(folder, left_out);
     if (files.empty()) throw Error(fmt::format("{}: class folder has no images (at any depth)", folder.string()));
     for (auto& f : files) {
       files_.push_back(std::move(f));
       labels_.push_back(static_cast<int64_t>(label));
     }
   }
-  if (!dangling.empty())
-    log::warn("{}: {} image name(s) are symbolic links to nothing, e.g. {}; they count as unreadable samples", root, dangling.size(),
-              dangling.front());
+  note_left_out(root, left_out);
   // A limit keeps every k-th file (in class order), so that every class stays present.
   if (limit > 0 && static_cast<size_t>(limit) < files_.size()) {
     std::vector<std::string> kept_files;

@@ -1,5 +1,5 @@
 // ImageFolder trees: one sub-folder per class (sorted names give labels), JPEG/PNG/... files inside
-// it at any depth, in torchvision's ImageFolder order.
+// it at any depth, in torchvision's ImageFolder order; dot-named folders and files left out.
 #pragma once
 
 #include <string>
@@ -26,7 +26,8 @@ class ImageFolderDataset : public Dataset {
   std::vector<int64_t> labels_;
 };
 
-// ROOT's class folders, sorted (label i = name i), as torchvision's find_classes; throws Error for none.
+// ROOT's class folders, sorted (label i = name i), as torchvision's find_classes but for hidden
+// (dot-named) folders, which are left out; throws Error for none.
 std::vector<std::string> image_folder_classes(const std::string& root);
 
 // The whole file, in one read where the size is known; throws Error naming the file.
