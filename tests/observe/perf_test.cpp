@@ -95,6 +95,9 @@ TEST_CASE("steps above mean + 3 sigma after warm-up are outliers, told apart by 
   CHECK(outliers.between_steps() == 1);
   CHECK(outliers.longest_s() == Approx(2.3));
   CHECK(outliers.mean_s() == Approx(0.301).epsilon(0.01));
+  // What they cost: (2.3 - 0.301) + (1.7 - 0.301) s beyond the mean, of 25 steps of ~0.301 s and the two.
+  CHECK(outliers.excess_s() == Approx(3.398).epsilon(0.01));
+  CHECK(outliers.excess_share() == Approx(3.398 / (25 * 0.301 + 4.0)).epsilon(0.01));
 }
 
 TEST_CASE("workers to keep up come from the measured wait", "[observe]") {

@@ -170,8 +170,9 @@ std::optional<Verdict> step_outliers(const PerfFacts& f, const Recipe& r) {
                         "checkpoint.every_minutes (now {:g}) set how often that happens",
                         o.between_steps(), r.checkpoint.every_steps, r.checkpoint.every_minutes);
   return Verdict{"step_outliers", static_cast<double>(o.count()),
-                 fmt::format("step outliers: {} step{} took longer than mean + 3 sigma (the longest {:.3f} s against a mean of {:.3f} s){}.",
-                             o.count(), o.count() == 1 ? "" : "s", o.longest_s(), o.mean_s(), cause)};
+                 fmt::format("step outliers: {} step{} took longer than mean + 3 sigma (the longest {:.3f} s against a mean of {:.3f} s), "
+                             "{:.1f} s beyond the mean in all, {:.1f}% of the step time{}.",
+                             o.count(), o.count() == 1 ? "" : "s", o.longest_s(), o.mean_s(), o.excess_s(), 100 * o.excess_share(), cause)};
 }
 
 std::optional<Verdict> memory_pressure(const PerfFacts& f, const Recipe& r) {
@@ -196,10 +197,12 @@ std::optional<Verdict> precision(const PerfFacts& f, const Recipe& r) {
 void StepOutliers::add(const PhaseSeconds& step) {
   if (++seen_ <= kWarmupSteps) return;
   const double t = step.total();
+  total_s_ += t;
   if (samples_ >= kMinSamples) {
     const double sigma = std::sqrt(m2_ / static_cast<double>(samples_ - 1));
     if (t > mean_ + 3 * sigma) {
       ++count_;
+      excess_s_ += t - mean_;
       longest_s_ = std::max(longest_s_, t);
       if (step[Phase::kOther] >= 0.5 * (t - mean_)) ++between_steps_;  // most of the excess lies between steps
       return;  // an outlier does not move the baseline it is judged against

@@ -25,10 +25,15 @@ class StepOutliers {
   int64_t between_steps() const { return between_steps_; }  // outliers whose excess lies in `other`
   double longest_s() const { return longest_s_; }
   double mean_s() const { return mean_; }
+  // What the outliers took beyond the mean, as a share of all steps' time after warm-up: how much
+  // they matter (a few noisy steps in thousands are not what holds a run back).
+  double excess_share() const { return total_s_ > 0 ? excess_s_ / total_s_ : 0; }
+  double excess_s() const { return excess_s_; }
 
  private:
   int64_t seen_ = 0, samples_ = 0, count_ = 0, between_steps_ = 0;
   double mean_ = 0, m2_ = 0, longest_s_ = 0;  // Welford's running mean and squared deviations
+  double excess_s_ = 0, total_s_ = 0;
 };
 
 // What the verdicts are judged on.
