@@ -187,7 +187,31 @@ Packed pack_one(const Dataset& source, size_t index, const PackOptions& options)
 // Only a previous pack's files (or an interrupted pack's .tmp) may be replaced in a pack folder.
 bool is_pack_file(const fs::path& p) { return p.extension() == ".cvts" || p.extension() == ".tmp" || p.filename() == "classes.txt"; }
 
-// Writes samples [begin, end) of `source` as one shard file at `path`, `workers` threads packing.
+// Samples [first, last) packed by `workers` threads; nullopt for an unusable one (warned). Anything
+// else a thread meets (storage lost, memory) ends the pack with its message.
+std::vector<std::optional<Packed>> pack_block(const Dataset& source, size_t first, size_t last, size_t workers, const PackOptions& options) {
+  std::vector<std::optional<Packed>> packed(last - first);
+  std::vector<std::exception_ptr> failures(workers);
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      for (size_t i = first + w; i < last && !failures[w]; i += workers) {
+        try {
+          packed[i - first] = pack_one(source, i, options);
+        } catch (const Error& e) {
+          log::warn("skipping unusable sample: {}", e.what());
+        } catch (...) {
+          failures[w] = std::current_exception();
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  return packed;
+}
+
+// Writes samples [begin, end) of `source` as one shard file at `path`.
 PackReport write_shard(const Dataset& source, size_t begin, size_t end, const std::string& path, const PackOptions& options) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw Error(fmt::format("{}: cannot write", path));
@@ -198,24 +222,7 @@ PackReport write_shard(const Dataset& source, size_t begin, size_t end, const st
   const size_t block = 64 * workers;
   for (size_t first = begin; first < end; first += block) {
     const size_t last = std::min(end, first + block);
-    std::vector<std::optional<Packed>> packed(last - first);
-    std::vector<std::exception_ptr> failures(workers);  // anything but an unusable sample ends the pack
-    std::vector<std::thread> threads;
-    for (size_t w = 0; w < workers; ++w)
-      threads.emplace_back([&, w] {
-        for (size_t i = first + w; i < last && !failures[w]; i += workers) {
-          try {
-            packed[i - first] = pack_one(source, i, options);
-          } catch (const Error& e) {
-            log::warn("skipping unusable sample: {}", e.what());
-          } catch (...) {
-            failures[w] = std::current_exception();
-          }
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (const auto& failure : failures)
-      if (failure) std::rethrow_exception(failure);
+    const std::vector<std::optional<Packed>> packed = pack_block(source, first, last, workers, options);
     for (size_t i = first; i < last; ++i) {
       if (!packed[i - first]) {
         ++report.skipped;

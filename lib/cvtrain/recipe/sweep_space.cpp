@@ -130,49 +130,55 @@ YAML::Node load_yaml_file(const std::string& path, const char* what) {
   }
 }
 
-// The space from its YAML map (a file's root or a recipe's `sweep:`); `where` names it in messages.
-SweepSpace space_from_node(const YAML::Node& root, const std::string& path, const std::string& where,
-                           const std::vector<std::string>& known_keys) {
-  SweepSpace space;
-  space.file = path;
-  space.text = yaml_text(root);
-  Problems problems{path, {}};
-  if (!root.IsMap()) throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
-  const std::vector<std::string> sections{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial", "early_stopping"};
-  bool misplaced = false;  // recipe keys written at the top: the usual slip, said as such
+const std::vector<std::string>& space_file_keys() {
+  static const std::vector<std::string> keys{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial",
+                                             "early_stopping"};
+  return keys;
+}
+
+bool is_recipe_section(const std::string& name, const std::vector<std::string>& known_keys) {
+  return std::any_of(known_keys.begin(), known_keys.end(), [&](const std::string& key) { return key.rfind(name + ".", 0) == 0; });
+}
+
+// Keys at the top that a space file does not have. Returns whether any was a recipe key or section
+// written there instead of under space: (the usual slip, said as such).
+bool check_top_keys(const YAML::Node& root, const std::vector<std::string>& known_keys, Problems& problems) {
+  const std::vector<std::string>& keys = space_file_keys();
+  bool misplaced = false;
   for (const auto& item : root) {
     const std::string name = item.first.as<std::string>();
-    if (std::find(sections.begin(), sections.end(), name) != sections.end()) continue;
-    const bool recipe_key = std::any_of(known_keys.begin(), known_keys.end(), [&](const std::string& key) {
-      return key == name || key.rfind(name + ".", 0) == 0;
-    });
+    if (std::find(keys.begin(), keys.end(), name) != keys.end()) continue;
+    const bool recipe_key = std::find(known_keys.begin(), known_keys.end(), name) != known_keys.end() || is_recipe_section(name, known_keys);
     misplaced = misplaced || recipe_key;
-    const std::string guess = closest_match(name, sections);
+    const std::string guess = closest_match(name, keys);
     // A section written as a map (optim: {lr: [...]}) is searched as dotted keys (optim.lr).
     const std::string example = item.second.IsMap() && item.second.size() > 0 ? name + "." + item.second.begin()->first.as<std::string>() : name;
     problems.add(item.first, name,
                  recipe_key ? fmt::format("a recipe key at the top of the file; the keys to search go under space:, dotted, e.g. space: {{{}: ...}}", example)
-                            : fmt::format("not a key of a search space file ({}){}", join(sections, ", "),
+                            : fmt::format("not a key of a search space file ({}){}", join(keys, ", "),
                                           guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
   }
-  const YAML::Node dims = root["space"];
-  if ((!dims || !dims.IsMap() || dims.size() == 0) && !(misplaced && !dims)) {
-    problems.add(dims ? dims : root, "space", "needs at least one recipe key to search, e.g. optim.lr: {loguniform: [1.0e-4, 1.0e-1]}");
-  } else {
-    for (const auto& item : dims) {
-      const std::string key = item.first.as<std::string>();
-      if (std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
-        const std::string guess = closest_match(key, known_keys);
-        const bool section = item.second.IsMap() && item.second.size() > 0 &&
-                             std::any_of(known_keys.begin(), known_keys.end(), [&](const std::string& k) { return k.rfind(key + ".", 0) == 0; });
-        problems.add(item.first, key,
-                     section ? fmt::format("a recipe section; search its keys dotted, e.g. {}.{}: [...]", key, item.second.begin()->first.as<std::string>())
-                             : fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
-        continue;
-      }
+  return misplaced;
+}
+
+// The keys under space:, each a recipe key with its kind of search.
+void read_dimensions(const YAML::Node& dims, const std::vector<std::string>& known_keys, SweepSpace& space, Problems& problems) {
+  for (const auto& item : dims) {
+    const std::string key = item.first.as<std::string>();
+    if (std::find(known_keys.begin(), known_keys.end(), key) != known_keys.end()) {
       read_dimension(key, item.second, space, problems);
+      continue;
     }
+    const std::string guess = closest_match(key, known_keys);
+    const bool section = item.second.IsMap() && item.second.size() > 0 && is_recipe_section(key, known_keys);
+    problems.add(item.first, key,
+                 section ? fmt::format("a recipe section; search its keys dotted, e.g. {}.{}: [...]", key, item.second.begin()->first.as<std::string>())
+                         : fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
   }
+}
+
+// metric and mode (the direction: min for a metric named *loss*, else max), and the sampler.
+void read_objective(const YAML::Node& root, SweepSpace& space, Problems& problems) {
   read_scalar(root, "metric", space.metric, problems);
   space.maximize = space.metric.find("loss") == std::string::npos;
   if (root["mode"]) {
@@ -189,28 +195,53 @@ SweepSpace space_from_node(const YAML::Node& root, const std::string& path, cons
     else if (sampler == "tpe") space.sampler = SweepSampler::kTpe;
     else problems.add(root["sampler"], "sampler", fmt::format("'{}' is not grid, random or tpe", sampler));
   }
+}
+
+// early_stopping: {grace, reduction}: ASHA's rungs.
+void read_early_stopping(const YAML::Node& stopping, SweepSpace& space, Problems& problems) {
+  if (!stopping.IsMap() || !stopping["grace"]) {
+    problems.add(stopping, "early_stopping", "expected {grace: EPOCHS, reduction: FACTOR} (ASHA)");
+    return;
+  }
+  read_scalar(stopping, "grace", space.grace_epochs, problems);
+  read_scalar(stopping, "reduction", space.reduction, problems);
+  if (space.grace_epochs < 1) problems.add(stopping["grace"], "early_stopping.grace", fmt::format("must be at least 1 epoch, got {}", space.grace_epochs));
+  if (space.reduction < 2)
+    problems.add(node_or_root(stopping, "reduction"), "early_stopping.reduction", fmt::format("must be at least 2, got {}", space.reduction));
+  for (const auto& item : stopping)
+    if (item.first.as<std::string>() != "grace" && item.first.as<std::string>() != "reduction")
+      problems.add(item.first, "early_stopping." + item.first.as<std::string>(), "not a key of early_stopping (grace, reduction)");
+}
+
+// trials, parallel, seed, gpus_per_trial, and what the sampler can search.
+void read_budget(const YAML::Node& root, SweepSpace& space, Problems& problems) {
   read_scalar(root, "trials", space.trials, problems);
   read_scalar(root, "parallel", space.parallel, problems);
   read_scalar(root, "seed", space.seed, problems);
   read_scalar(root, "gpus_per_trial", space.gpus_per_trial, problems);
-  if (const YAML::Node stopping = root["early_stopping"]) {
-    if (!stopping.IsMap() || !stopping["grace"]) {
-      problems.add(stopping, "early_stopping", "expected {grace: EPOCHS, reduction: FACTOR} (ASHA)");
-    } else {
-      read_scalar(stopping, "grace", space.grace_epochs, problems);
-      read_scalar(stopping, "reduction", space.reduction, problems);
-      if (space.grace_epochs < 1) problems.add(stopping["grace"], "early_stopping.grace", fmt::format("must be at least 1 epoch, got {}", space.grace_epochs));
-      if (space.reduction < 2)
-        problems.add(node_or_root(stopping, "reduction"), "early_stopping.reduction", fmt::format("must be at least 2, got {}", space.reduction));
-      for (const auto& item : stopping)
-        if (item.first.as<std::string>() != "grace" && item.first.as<std::string>() != "reduction")
-          problems.add(item.first, "early_stopping." + item.first.as<std::string>(), "not a key of early_stopping (grace, reduction)");
-    }
-  }
   if (space.trials < 0 || (space.trials == 0 && space.sampler != SweepSampler::kGrid))
     problems.add(node_or_root(root, "trials"), "trials", fmt::format("{} trials; give at least 1 (0, the whole grid, only with sampler: grid)", space.trials));
   if (space.parallel < 1) problems.add(node_or_root(root, "parallel"), "parallel", fmt::format("must be at least 1, got {}", space.parallel));
   if (space.gpus_per_trial < 1) problems.add(node_or_root(root, "gpus_per_trial"), "gpus_per_trial", fmt::format("must be at least 1, got {}", space.gpus_per_trial));
+}
+
+// The space from its YAML map (a file's root or a recipe's `sweep:`); `where` names it in messages.
+SweepSpace space_from_node(const YAML::Node& root, const std::string& path, const std::string& where,
+                           const std::vector<std::string>& known_keys) {
+  SweepSpace space;
+  space.file = path;
+  space.text = yaml_text(root);
+  Problems problems{path, {}};
+  if (!root.IsMap()) throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
+  const bool misplaced = check_top_keys(root, known_keys, problems);
+  const YAML::Node dims = root["space"];
+  if (dims && dims.IsMap() && dims.size() > 0)
+    read_dimensions(dims, known_keys, space, problems);
+  else if (dims || !misplaced)  // recipe keys at the top already say where they belong
+    problems.add(dims ? dims : root, "space", "needs at least one recipe key to search, e.g. optim.lr: {loguniform: [1.0e-4, 1.0e-1]}");
+  read_objective(root, space, problems);
+  read_budget(root, space, problems);
+  if (const YAML::Node stopping = root["early_stopping"]) read_early_stopping(stopping, space, problems);
   if (space.sampler == SweepSampler::kGrid)
     for (const SearchDimension& d : space.dimensions)
       if (d.kind != SearchDimension::Kind::kChoice)
