@@ -26,9 +26,10 @@
 
 namespace cvtrain {
 
-PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& o) {
-  if (static_cast<int64_t>(dataset.size()) < o.batch_size)
-    throw Error(fmt::format("the dataset has {} samples, fewer than one batch of {}", dataset.size(), o.batch_size));
+namespace {
+
+// The bench's training augmentation, from its options.
+AugmentSpec bench_augment(const PipelineBenchOptions& o) {
   AugmentSpec augment;
   augment.random_resized_crop = o.random_resized_crop;
   augment.hflip = o.hflip;
@@ -39,36 +40,59 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   }
   augment.aa_interpolation = AugmentInterpolation::kBilinear;  // as timm's transforms with interpolation='bilinear'
   augment.random_erasing.prob = o.random_erasing;
-  BadSamples bad("data bench", dataset.size(), 1.0);
-  LoaderOptions loader_options;
-  loader_options.batch_size = o.batch_size;
-  loader_options.drop_last = true;
-  loader_options.workers = o.workers;
-  loader_options.prefetch = o.prefetch;
-  loader_options.pin_memory = wants_pinned_memory(o.device);
-  loader_options.transform.augment = o.evaluation ? nullptr : &augment;
-  loader_options.transform.image_size = o.image_size;
-  loader_options.transform.seed = o.seed;
-  loader_options.bad_samples = &bad;
+  return augment;
+}
+
+LoaderOptions bench_loader_options(const PipelineBenchOptions& o, const AugmentSpec* augment, BadSamples* bad) {
+  LoaderOptions loader;
+  loader.batch_size = o.batch_size;
+  loader.drop_last = true;
+  loader.workers = o.workers;
+  loader.prefetch = o.prefetch;
+  loader.pin_memory = wants_pinned_memory(o.device);
+  loader.transform.augment = o.evaluation ? nullptr : augment;
+  loader.transform.image_size = o.image_size;
+  loader.transform.seed = o.seed;
+  loader.bad_samples = bad;
+  return loader;
+}
+
+FeedOptions bench_feed_options(const PipelineBenchOptions& o, const Dataset& dataset, const AugmentSpec& augment) {
   FeedOptions feed;
   feed.device = o.device;
   feed.mean.assign(static_cast<size_t>(dataset.channels()), 0.5);
   feed.std.assign(static_cast<size_t>(dataset.channels()), 0.25);
   feed.erase_mode = augment.random_erasing.mode;
+  return feed;
+}
+
+// --decoder nvjpeg: the GPU decoder, with the loader told to keep the JPEGs it takes encoded.
+std::unique_ptr<GpuJpegDecoder> bench_gpu_decoder(const PipelineBenchOptions& o, LoaderOptions& loader) {
+  if (o.decoder == "cpu") return nullptr;
+  if (o.decoder != "nvjpeg") throw Error(fmt::format("--decoder: '{}' is neither cpu nor nvjpeg", o.decoder));
+  std::string why_not;
+  std::unique_ptr<GpuJpegDecoder> decoder = GpuJpegDecoder::open(o.device, why_not);
+  if (!decoder) throw Error("--decoder nvjpeg: " + why_not);
+  if (!device_renderable(loader.transform))
+    throw Error("--decoder nvjpeg renders crop and flip on the device; --auto-augment runs with the CPU decoder");
+  GpuJpegDecoder* taker = decoder.get();
+  loader.keep_encoded = [taker](const std::vector<uint8_t>& bytes) { return taker->takes(bytes); };
+  return decoder;
+}
+
+}  // namespace
+
+PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& o) {
+  if (static_cast<int64_t>(dataset.size()) < o.batch_size)
+    throw Error(fmt::format("the dataset has {} samples, fewer than one batch of {}", dataset.size(), o.batch_size));
+  const AugmentSpec augment = bench_augment(o);
+  BadSamples bad("data bench", dataset.size(), 1.0);
+  LoaderOptions loader_options = bench_loader_options(o, &augment, &bad);
+  const FeedOptions feed = bench_feed_options(o, dataset, augment);
   // The feeder's work (normalising, erasing, nvJPEG's decode) is timed on a GPU, and on the CPU
   // where erasing asks for it.
   const bool through_feeder = o.device.is_cuda() || o.random_erasing > 0;
-  std::unique_ptr<GpuJpegDecoder> gpu_decoder;
-  if (o.decoder == "nvjpeg") {
-    std::string why_not;
-    gpu_decoder = GpuJpegDecoder::open(o.device, why_not);
-    if (!gpu_decoder) throw Error("--decoder nvjpeg: " + why_not);
-    if (!device_renderable(loader_options.transform))
-      throw Error("--decoder nvjpeg renders crop and flip on the device; --auto-augment runs with the CPU decoder");
-    loader_options.keep_encoded = [&](const std::vector<uint8_t>& bytes) { return gpu_decoder->takes(bytes); };
-  } else if (o.decoder != "cpu") {
-    throw Error(fmt::format("--decoder: '{}' is neither cpu nor nvjpeg", o.decoder));
-  }
+  const std::unique_ptr<GpuJpegDecoder> gpu_decoder = bench_gpu_decoder(o, loader_options);
 
   // Epoch after epoch until warm-up + the timed batches are done.
   PipelineBenchResult result;
