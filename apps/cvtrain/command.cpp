@@ -54,6 +54,7 @@ int launch_ranks(const Recipe& recipe, int argc, char** argv) {
   SupervisorOptions options;
   options.hang_timeout_s = recipe.distributed.hang_timeout_s;
   options.grace_s = recipe.distributed.stop_grace_s;
+  options.run_folder = recipe.output;
   return run_with_restarts(launch_plan_of(recipe.distributed, world_size(recipe)), command, options,
                            static_cast<int>(recipe.distributed.max_restarts));
 }

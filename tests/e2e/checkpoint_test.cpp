@@ -306,6 +306,7 @@ TEST_CASE("a second run into a folder a run is using is refused, naming the firs
   CHECK_THAT(run.output, Catch::Contains("second: 1") && Catch::Contains("first: 75"));  // the first stopped as asked, with a checkpoint
   CHECK_THAT(run.output, Catch::Contains(dir.file("run") + " is in use by cvtrain run pid") && Catch::Contains("another folder"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.1.jsonl")));  // the first run's metrics were not moved aside
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/failures.jsonl")));    // nor its folder told of the second's refusal
 }
 
 TEST_CASE("kill -9 of one rank with max_restarts 1: the group restarts from the newest checkpoint and ends equal", "[e2e][ranks]") {
@@ -330,6 +331,8 @@ TEST_CASE("kill -9 of one rank with max_restarts 1: the group restarts from the 
                              Catch::Contains("resuming from") && Catch::Contains("job exited 0"));
   const std::string final_weights = "/checkpoints/step-00000040/model.safetensors";
   CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("killed") + final_weights));
+  // The killed rank could not say so itself: the launcher did, in the run folder.
+  CHECK_THAT(read_text(dir.file("killed/failures.jsonl")), Catch::Contains("\"who\": \"launcher\"") && Catch::Contains("was killed by signal 9"));
 }
 
 TEST_CASE("a rank that stops making progress is named and the job stopped", "[e2e][ranks]") {
@@ -342,6 +345,7 @@ TEST_CASE("a rank that stops making progress is named and the job stopped", "[e2
   INFO(run.output);
   CHECK(run.exit_code == 124);
   CHECK_THAT(run.output, Catch::Contains("rank 1 made no progress for 3 s, after step 4, while the others are inside step 5"));
+  CHECK_THAT(read_text(dir.file("run/failures.jsonl")), Catch::Contains("\"who\": \"launcher\"") && Catch::Contains("rank 1 made no progress"));
 }
 
 TEST_CASE("a collective that times out names itself and the rank on every waiting rank", "[e2e][ranks]") {

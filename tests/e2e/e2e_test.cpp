@@ -243,6 +243,8 @@ TEST_CASE("unusable images are skipped with one warning each and counted, up to 
     const RunResult run = run_cvtrain("--recipe " + recipe + " data.max_bad_fraction=0.02 output=" + dir.file("run"), dir);
     CHECK(run.exit_code == 1);
     CHECK_THAT(run.output, Catch::Contains("data.max_bad_fraction 0.02") && Catch::Contains("of 51 samples"));
+    // The error stays with the run folder, for its report and for whoever looks later.
+    CHECK_THAT(read_text(dir.file("run/failures.jsonl")), Catch::StartsWith("{\"who\": \"rank 0\"") && Catch::Contains("data.max_bad_fraction 0.02"));
   }
 }
 

@@ -197,3 +197,26 @@ TEST_CASE("the report page holds every section, escapes what it shows and fetche
   CHECK(html.find("http") == std::string::npos);  // no address to fetch: the page opens offline
   CHECK(html.find(" src=") == std::string::npos);
 }
+
+TEST_CASE("a start that failed says so first with the first rank's error, and earlier starts' failures are told apart", "[observe]") {
+  TempDir dir;
+  dir.write("run/metrics.jsonl", "");
+  dir.write("run/provenance.json", R"J({"started_at": "2026-12-01T10:00:00Z", "world_size": 2, "device": "cpu"})J");
+  dir.write("run/failures.jsonl",
+            R"J({"who": "launcher", "host": "a", "time": "2026-12-01T09:00:00Z", "message": "rank 1 was killed by signal 9 (Killed)"})J" "\n"
+            R"J({"who": "rank 1", "host": "b", "time": "2026-12-01T10:05:00Z", "message": "data.train: 2 of 120 samples <unreadable>"})J" "\n"
+            R"J({"who": "rank 0", "host": "a", "time": "2026-12-01T10:05:01Z", "message": "gradient all-reduce failed"})J" "\n");
+  const std::string html = run_report_html(read_run_history(dir.file("run")), "2026-12-01T11:00:00Z");
+  CHECK_THAT(html, Catch::Contains("failed · 2 rank(s) on cpu"));
+  CHECK_THAT(html, Catch::Contains("<span class=\"kind\">failed</span> rank 1 on b at 2026-12-01T10:05:00Z: data.train: 2 of 120 samples "
+                                   "&lt;unreadable&gt; (1 more line(s) after it in failures.jsonl)"));
+  CHECK_THAT(html, Catch::Contains("<span class=\"kind\">earlier</span> 1 failure line(s) of earlier starts, the first launcher at "
+                                   "2026-12-01T09:00:00Z: rank 1 was killed by signal 9"));
+  CHECK_THAT(html, !Catch::Contains("not yet") && !Catch::Contains("No bottleneck"));
+  // A later start that has not failed (a restart after the kill): running, the kill told as earlier.
+  dir.write("run/failures.jsonl",
+            R"J({"who": "launcher", "host": "a", "time": "2026-12-01T09:00:00Z", "message": "rank 1 was killed by signal 9 (Killed)"})J" "\n");
+  const std::string restarted = run_report_html(read_run_history(dir.file("run")), "2026-12-01T11:00:00Z");
+  CHECK_THAT(restarted, Catch::Contains("running or stopped before its end") && Catch::Contains("kind\">earlier</span>") &&
+                            !Catch::Contains("kind\">failed</span>"));
+}

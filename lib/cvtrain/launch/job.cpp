@@ -1,7 +1,10 @@
 // The launcher's policy (see job.h): plans, the process's own rank, restarts and final exit codes.
 #include "cvtrain/launch/job.h"
 
+#include <fmt/format.h>
+
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/failure_log.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -36,6 +39,11 @@ int run_group(const LaunchPlan& plan, const std::vector<std::string>& command, c
     log::info("stopped on request: the ranks saved a checkpoint and exited {}; run the same command again to resume", kExitPreempted);
   else if (outcome.exit_code != 0)
     log::error("{} {}; the other ranks were stopped", outcome.failed, outcome.how);
+  // A rank that exited with an error recorded it; one killed or hung could not. (Only those: a rank
+  // refused a folder another run holds exits with an error, and this must not write there.)
+  const bool unrecorded = outcome.exit_code == kExitHang || outcome.exit_code > 128;
+  if (unrecorded && !options.run_folder.empty())
+    record_failure(options.run_folder, "launcher", fmt::format("{} {}; the other ranks were stopped", outcome.failed, outcome.how));
   return outcome.exit_code;
 }
 

@@ -21,6 +21,9 @@ struct RankProcess {
 struct SupervisorOptions {
   double grace_s = 10.0;         // SIGTERM -> SIGKILL delay when stopping the others
   double hang_timeout_s = 0.0;   // > 0: stop the job when a reporting rank makes no progress this long
+  // A run folder: how the group ended goes to its failures.jsonl where the ranks could not say it
+  // themselves (one killed by a signal, one the hang watch stopped). Empty: nowhere. (run_group's)
+  std::string run_folder;
 };
 
 inline constexpr int kExitHang = 124;  // the job's code when the hang watch stopped it (as timeout(1))

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cvtrain/core/failure_log.h"
 #include "cvtrain/core/json_reader.h"
 
 namespace cvtrain {
@@ -19,6 +20,7 @@ struct RunHistory {
   JsonValue preflight;               // preflight.json; null unless the run had `preflight: true` (or `cvtrain preflight` wrote there)
   JsonValue best;                    // best/best.json (checkpoint.keep_best); null when the run kept none
   std::string recipe_yaml;           // recipe.yaml as written; "" when absent
+  std::vector<FailureRecord> failures;  // failures.jsonl: how earlier and this start ended badly, oldest first
   std::vector<std::string> notes;    // what was missing or skipped, for the reader of the report
 };
 

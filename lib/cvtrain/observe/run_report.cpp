@@ -67,7 +67,7 @@ int world_size_of(const RunHistory& run) {
 
 // Under the top-1 tile: the best epoch's figure, and where its checkpoint is when the run kept it.
 std::string best_top1_note(const RunHistory& run, const std::vector<double>& top1) {
-  if (!std::isfinite(max_finite(top1))) return "no validation data";
+  if (!std::isfinite(max_finite(top1))) return "no evaluated epoch (yet, or no data.val)";
   const std::optional<double> kept = run.best.number("top1"), epoch = run.best.number("epoch");
   if (kept && epoch && run.best.text("metric") == "top1")
     return fmt::format("best {:.2f}% at epoch {:.0f}, its checkpoint in best/", 100 * *kept, *epoch);
@@ -99,8 +99,36 @@ std::string key_figures(const RunHistory& run) {
   return out + "</div>\n";
 }
 
+// The failures recorded since the latest start began: this start's end, when it ended badly.
+std::vector<FailureRecord> failures_of_latest_start(const RunHistory& run) {
+  const std::string started = run.provenance.text("started_at");
+  std::vector<FailureRecord> latest;
+  for (const FailureRecord& f : run.failures)
+    if (f.time >= started) latest.push_back(f);
+  return latest;
+}
+
+// The first failure of the latest start (the others are most often its consequences: peers that
+// lost their connection), and the earlier starts' failures, which a restart or resume survived.
+std::string failure_items(const RunHistory& run) {
+  const std::vector<FailureRecord> latest = failures_of_latest_start(run);
+  std::string out;
+  if (!latest.empty()) {
+    const FailureRecord& first = latest.front();
+    const std::string others = latest.size() > 1 ? fmt::format(" ({} more line(s) after it in failures.jsonl)", latest.size() - 1) : "";
+    out += fmt::format("<li style=\"white-space: pre-line\"><span class=\"kind\">failed</span> {} on {} at {}: {}{}</li>\n", xml_escape(first.who), xml_escape(first.host),
+                       xml_escape(first.time), xml_escape(first.message), others);
+  }
+  const size_t earlier = run.failures.size() - latest.size();
+  if (earlier > 0)
+    out += fmt::format("<li class=\"info\"><span class=\"kind\">earlier</span> {} failure line(s) of earlier starts, the first {} at {}: {}</li>\n",
+                       earlier, xml_escape(run.failures.front().who), xml_escape(run.failures.front().time),
+                       xml_escape(run.failures.front().message));
+  return out;
+}
+
 std::string verdict_list(const RunHistory& run) {
-  std::string out = "<h2>What holds the run back</h2>\n<ul class=\"verdicts\">\n";
+  std::string out = "<h2>What holds the run back</h2>\n<ul class=\"verdicts\">\n" + failure_items(run);
   for (const JsonValue& f : run.preflight["findings"].array())
     out += fmt::format("<li><span class=\"kind\">preflight</span> {}</li>\n", xml_escape(f.text("message")));
   const JsonValue::Array& verdicts = run.summary["verdicts"].array();
@@ -110,9 +138,9 @@ std::string verdict_list(const RunHistory& run) {
     out += fmt::format("<li class=\"{}\"><span class=\"kind\">{}</span> {}</li>\n", mild ? "info" : "", xml_escape(kind),
                        xml_escape(v.text("message")));
   }
-  if (run.summary.is_null())
+  if (run.summary.is_null() && failures_of_latest_start(run).empty())
     out += "<li class=\"info\"><span class=\"kind\">not yet</span> The verdicts are written to perf_summary.json when the run ends.</li>\n";
-  else if (verdicts.empty())
+  else if (!run.summary.is_null() && verdicts.empty())
     out += "<li class=\"ok\"><span class=\"kind\">none</span> No bottleneck passed its threshold: the step time is the model's own work.</li>\n";
   return out + "</ul>\n";
 }
@@ -272,7 +300,8 @@ std::string title_of(const RunHistory& run) {
 }
 
 std::string subtitle(const RunHistory& run) {
-  std::vector<std::string> parts{run.summary.is_null() ? "running or stopped before its end" : "finished"};
+  const bool failed = !failures_of_latest_start(run).empty();
+  std::vector<std::string> parts{failed ? "failed" : run.summary.is_null() ? "running or stopped before its end" : "finished"};
   if (const std::string device = run.provenance.text("device"); !device.empty())
     parts.push_back(fmt::format("{} rank(s) on {}", world_size_of(run), device));
   if (const std::string started = run.provenance.text("started_at"); !started.empty()) parts.push_back("started " + started);

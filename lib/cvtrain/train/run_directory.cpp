@@ -23,6 +23,9 @@ RunDirectory::RunDirectory(const std::string& path, const Recipe& recipe) : path
     while (fs::exists(file(fmt::format("metrics.{}.jsonl", n)))) ++n;
     fs::rename(file("metrics.jsonl"), file(fmt::format("metrics.{}.jsonl", n)), ec);
     if (ec) throw Error(fmt::format("{}: cannot keep the earlier metrics ({})", file("metrics.jsonl"), ec.message()));
+    // The earlier start's summary goes with its metrics: until this start ends, none says "finished".
+    if (fs::exists(file("perf_summary.json"))) fs::rename(file("perf_summary.json"), file(fmt::format("perf_summary.{}.json", n)), ec);
+    if (ec) throw Error(fmt::format("{}: cannot keep the earlier summary ({})", file("perf_summary.json"), ec.message()));
   }
   write_file_atomically(file("recipe.yaml"), recipe_to_yaml(recipe));
 }

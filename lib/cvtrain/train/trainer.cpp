@@ -28,6 +28,7 @@
 #include "cvtrain/train/epoch_input.h"
 #include "cvtrain/train/evaluator.h"
 #include "cvtrain/train/export.h"
+#include "cvtrain/train/failure_recording.h"
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_sum.h"
 #include "cvtrain/train/loss_scaler.h"
@@ -293,7 +294,10 @@ void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, th
 
 }  // namespace
 
-TrainSummary train(const Recipe& recipe, const RankInfo& rank) { return Trainer(recipe, rank).run(); }
+TrainSummary train(const Recipe& recipe, const RankInfo& rank) {
+  Trainer trainer(recipe, rank);  // from here the run folder is this run's: a failure is recorded there
+  return recording_failure(recipe.output, rank.rank, [&trainer] { return trainer.run(); });
+}
 
 int visible_cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
