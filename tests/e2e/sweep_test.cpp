@@ -54,8 +54,9 @@ TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resum
   CHECK(occurrences(log, "\"status\": \"stopped\"") == 2);
   CHECK(occurrences(log, "\"status\": \"done\"") == 2);
   CHECK_THAT(log, Catch::Contains("\"trial\": 1, \"status\": \"failed\", \"exit_code\": 2"));
+  // Its message is the one its rank recorded in the trial's failures.jsonl, named by rank.
   CHECK_THAT(log, Catch::Contains("\"trial\": 4, \"status\": \"failed\", \"exit_code\": 1") &&
-                      Catch::Contains("1 steps in a row had non-finite loss or gradients"));
+                      Catch::Contains("exit code 1: rank 0: ") && Catch::Contains("1 steps in a row had non-finite loss or gradients"));
   CHECK_THAT(read_text(dir.file("sweep/trial-0001.log")), Catch::Contains("broken.gz"));
   // The interrupted trial continued from its checkpoint to what one straight run computes.
   CHECK(max_checkpoint_difference(dir.file("sweep/trial-0002/checkpoints/step-00000008/model.safetensors"),

@@ -14,6 +14,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/folder_lock.h"
+#include "cvtrain/core/failure_log.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
@@ -44,8 +45,16 @@ std::optional<double> final_metric(const std::string& folder, const std::string&
   return std::nullopt;
 }
 
-// The last line of the trial's output that says what went wrong.
-std::string failure_message(const std::string& log_file, int exit_code) {
+// What went wrong, on one line: the first failure the trial's ranks (or launcher) recorded in its
+// folder since `recorded_before` lines (the cause; other ranks' lost connections come after it),
+// else the last line of its output that says so (a recipe error, before any run folder).
+std::string failure_message(const std::string& trial_folder, size_t recorded_before, const std::string& log_file, int exit_code) {
+  const std::vector<FailureRecord> recorded = read_failures(trial_folder);
+  if (recorded.size() > recorded_before) {
+    std::string message = recorded[recorded_before].message;
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    return fmt::format("exit code {}: {}: {}", exit_code, recorded[recorded_before].who, message);
+  }
   std::ifstream in(log_file);
   std::string line, last_error, last;
   bool continues = false;  // "error: 1 recipe error:" names the problem on the next line
@@ -299,6 +308,7 @@ class SweepRun {
     for (const std::string& v : trial_overrides(o_, t, folder_)) argv.push_back(v);
     argv.push_back(fmt::format("distributed.master_port={}", 29700 + 13 * slot));
     argv.push_back(fmt::format("train.stop_at_epoch={}", rung_epoch < rungs_.back() ? rung_epoch : 0));
+    failures_before_[t.index] = read_failures(trial_folder(t)).size();  // an earlier rung's or start's are not this one's
     const int pid = pool_.start(ChildSpec{argv, launch.env, log_file(t)});
     t.launcher = launch.description;
     if (!t.logged_start) log_.started(t);
@@ -317,7 +327,7 @@ class SweepRun {
     Trial& t = *trial;
     t.exit_code = exit.exit_code;
     t.seconds += clocks_[exit.pid].seconds();
-    t.metric = final_metric((fs::path(folder_) / trial_name(t.index)).string(), space_.metric);
+    t.metric = final_metric(trial_folder(t), space_.metric);
     if (exit.exit_code == 0) {
       t.rungs.push_back(t.metric.value_or(std::nan("")));
       log_.rung(t, rungs_[t.rungs.size() - 1]);
@@ -326,7 +336,7 @@ class SweepRun {
       t.status = exit.exit_code == kExitPreempted ? TrialStatus::kStopped : TrialStatus::kFailed;
       if (t.status == TrialStatus::kStopped) stopped_here_.insert(t.index);
     }
-    t.message = t.status == TrialStatus::kFailed ? failure_message(log_file(t), exit.exit_code) : "";
+    t.message = t.status == TrialStatus::kFailed ? failure_message(trial_folder(t), failures_before_[t.index], log_file(t), exit.exit_code) : "";
     if (t.status != TrialStatus::kPaused) log_.ended(t);
     if (t.status == TrialStatus::kFailed)
       log::warn("{} failed ({}); the sweep goes on", trial_name(t.index), t.message);
@@ -335,6 +345,7 @@ class SweepRun {
   }
 
   std::string log_file(const Trial& t) const { return (fs::path(folder_) / (trial_name(t.index) + ".log")).string(); }
+  std::string trial_folder(const Trial& t) const { return (fs::path(folder_) / trial_name(t.index)).string(); }
 
   const SweepOptions& o_;
   const SweepSpace& space_;
@@ -349,6 +360,7 @@ class SweepRun {
   std::map<int, Stopwatch> clocks_;
   std::vector<int64_t> free_slots_;
   std::set<int64_t> stopped_here_;  // trials stopped by a signal during this run
+  std::map<int64_t, size_t> failures_before_;  // per trial: its failures.jsonl lines before its latest launch
 };
 
 // SWEEP/best_recipe.yaml: the best trial's resolved recipe as a run of its own (output SWEEP/best,
