@@ -139,7 +139,7 @@ TEST_CASE("YAML merge keys merge one leaf at a time, and top-level x- keys may h
   CHECK_THAT(problems[0], Catch::Contains(bad + ":3: optim.nesterv") && Catch::Contains("did you mean 'optim.nesterov'?"));
 }
 
-TEST_CASE("a warmup as long as the run and a milestone past it are warnings, not errors", "[recipe]") {
+TEST_CASE("a warmup as long as the run, a milestone past it and validation on the training data are warnings, not errors", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", std::string(kMinimal) + "schedule: {name: step, milestones: [2, 30], warmup_epochs: 5}\n");
   const Recipe long_run = load_recipe(path, no_path_checks({"train.epochs=90"}));
@@ -149,6 +149,15 @@ TEST_CASE("a warmup as long as the run and a milestone past it are warnings, not
   REQUIRE(warnings.size() == 2);
   CHECK_THAT(warnings[0], Catch::Contains(path + ":3: schedule.warmup_epochs: 5 is not shorter than train.epochs 3"));
   CHECK_THAT(warnings[1], Catch::Contains("schedule.milestones: epoch 30 is not within train.epochs 3") && Catch::Contains("never applies"));
+  // Validation on the training data, by the same path or another spelling of it.
+  dir.write("images/a/x.jpg", "");
+  for (const std::string& val : {dir.file("images"), dir.file("images/./a/..")}) {
+    const Recipe same = load_recipe(path, no_path_checks({"train.epochs=90", "data.train=" + dir.file("images"), "data.val=" + val}));
+    const auto leak = recipe_warnings(same);
+    REQUIRE(leak.size() == 1);
+    CHECK_THAT(leak[0], Catch::Contains("data.val: " + val + " is data.train too: the validation figures are scored on the training images"));
+  }
+  CHECK(recipe_warnings(load_recipe(path, no_path_checks({"train.epochs=90", "data.val=/data/val.gz"}))).empty());
 }
 
 TEST_CASE("augmentation policies and random erasing read like timm's flags, and a bad policy names its section", "[recipe]") {

@@ -215,6 +215,12 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
       if (m >= epochs)
         warnings.push_back(fmt::format("{}: epoch {:g} is not within train.epochs {} (epochs 0 to {}): it never applies",
                                        r.where("schedule.milestones"), m, r.train.epochs, r.train.epochs - 1));
+  // Scoring the training images (a quick test's shortcut, left in) reads as accuracy on held-out data.
+  std::error_code ec;
+  if (!r.data.val.empty() && (r.data.val == r.data.train || std::filesystem::equivalent(r.data.val, r.data.train, ec)))
+    warnings.push_back(fmt::format("{}: {} is data.train too: the validation figures are scored on the training images, not on "
+                                   "held-out ones",
+                                   r.where("data.val"), r.data.val));
   return warnings;
 }
 
