@@ -161,7 +161,9 @@ Command add_preview_command(CLI::App& data) {
       "preview", "Write a PNG grid of the first training samples of an epoch exactly as the step receives them (crop,\n"
                  "flip, augment.auto_augment, random erasing, Mixup/CutMix), denormalised, with their labels");
   add_recipe_args(*cmd, args->recipe, true);
-  cmd->add_option("--out,-o", args->options.out, "The PNG file")->check(file_named(".png", "the preview is a PNG image"))->capture_default_str();
+  cmd->add_option("--out,-o", args->options.out, "The PNG file")
+      ->check(file_named(".png", "the preview is a PNG image"))
+      ->capture_default_str();
   cmd->add_option("--count", args->options.count, "Samples, in the epoch's order (mixed as one micro-batch)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

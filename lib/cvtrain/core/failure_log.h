@@ -9,9 +9,9 @@
 namespace cvtrain {
 
 struct FailureRecord {
-  std::string who;      // "rank 1", "launcher"
+  std::string who;  // "rank 1", "launcher"
   std::string host;
-  std::string time;     // UTC, as 2026-12-02T08:02:20Z
+  std::string time;  // UTC, as 2026-12-02T08:02:20Z
   std::string message;
 };
 

@@ -113,9 +113,10 @@ std::vector<std::string> class_folders(const std::string& root, std::vector<std:
 
 void note_left_out(const std::string& root, const LeftOut& left_out) {
   if (!left_out.hidden.empty())
-    log::info("{}: {} hidden folder(s) and file(s) left out, e.g. {} (names starting with '.' are notebook, editor and OS "
-              "metadata, not classes or images)",
-              root, left_out.hidden.size(), left_out.hidden.front());
+    log::info(
+        "{}: {} hidden folder(s) and file(s) left out, e.g. {} (names starting with '.' are notebook, editor and OS "
+        "metadata, not classes or images)",
+        root, left_out.hidden.size(), left_out.hidden.front());
   if (!left_out.dangling.empty())
     log::warn("{}: {} image name(s) are symbolic links to nothing, e.g. {}; they count as unreadable samples", root,
               left_out.dangling.size(), left_out.dangling.front());

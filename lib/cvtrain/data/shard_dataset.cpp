@@ -189,7 +189,8 @@ bool is_pack_file(const fs::path& p) { return p.extension() == ".cvts" || p.exte
 
 // Samples [first, last) packed by `workers` threads; nullopt for an unusable one (warned). Anything
 // else a thread meets (storage lost, memory) ends the pack with its message.
-std::vector<std::optional<Packed>> pack_block(const Dataset& source, size_t first, size_t last, size_t workers, const PackOptions& options) {
+std::vector<std::optional<Packed>> pack_block(const Dataset& source, size_t first, size_t last, size_t workers,
+                                              const PackOptions& options) {
   std::vector<std::optional<Packed>> packed(last - first);
   std::vector<std::exception_ptr> failures(workers);
   std::vector<std::thread> threads;
@@ -293,8 +294,8 @@ PackReport pack_shards(const Dataset& source, const std::vector<std::string>& cl
   const size_t n = source.size();
   const auto shards = static_cast<size_t>(std::clamp<int64_t>(options.shards, 1, static_cast<int64_t>(std::max<size_t>(n, 1))));
   for (size_t k = 0; k < shards; ++k) {
-    const PackReport shard = write_shard(source, k * n / shards, (k + 1) * n / shards,
-                                         (fs::path(dir) / shard_name(k)).string() + ".tmp", options);
+    const PackReport shard =
+        write_shard(source, k * n / shards, (k + 1) * n / shards, (fs::path(dir) / shard_name(k)).string() + ".tmp", options);
     report.written += shard.written;
     report.skipped += shard.skipped;
     report.reencoded += shard.reencoded;

@@ -116,14 +116,14 @@ std::string failure_items(const RunHistory& run) {
   if (!latest.empty()) {
     const FailureRecord& first = latest.front();
     const std::string others = latest.size() > 1 ? fmt::format(" ({} more line(s) after it in failures.jsonl)", latest.size() - 1) : "";
-    out += fmt::format("<li style=\"white-space: pre-line\"><span class=\"kind\">failed</span> {} on {} at {}: {}{}</li>\n", xml_escape(first.who), xml_escape(first.host),
-                       xml_escape(first.time), xml_escape(first.message), others);
+    out += fmt::format("<li style=\"white-space: pre-line\"><span class=\"kind\">failed</span> {} on {} at {}: {}{}</li>\n",
+                       xml_escape(first.who), xml_escape(first.host), xml_escape(first.time), xml_escape(first.message), others);
   }
   const size_t earlier = run.failures.size() - latest.size();
   if (earlier > 0)
-    out += fmt::format("<li class=\"info\"><span class=\"kind\">earlier</span> {} failure line(s) of earlier starts, the first {} at {}: {}</li>\n",
-                       earlier, xml_escape(run.failures.front().who), xml_escape(run.failures.front().time),
-                       xml_escape(run.failures.front().message));
+    out += fmt::format(
+        "<li class=\"info\"><span class=\"kind\">earlier</span> {} failure line(s) of earlier starts, the first {} at {}: {}</li>\n",
+        earlier, xml_escape(run.failures.front().who), xml_escape(run.failures.front().time), xml_escape(run.failures.front().message));
   return out;
 }
 

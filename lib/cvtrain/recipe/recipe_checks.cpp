@@ -218,9 +218,10 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
   // Scoring the training images (a quick test's shortcut, left in) reads as accuracy on held-out data.
   std::error_code ec;
   if (!r.data.val.empty() && (r.data.val == r.data.train || std::filesystem::equivalent(r.data.val, r.data.train, ec)))
-    warnings.push_back(fmt::format("{}: {} is data.train too: the validation figures are scored on the training images, not on "
-                                   "held-out ones",
-                                   r.where("data.val"), r.data.val));
+    warnings.push_back(
+        fmt::format("{}: {} is data.train too: the validation figures are scored on the training images, not on "
+                    "held-out ones",
+                    r.where("data.val"), r.data.val));
   return warnings;
 }
 

@@ -131,8 +131,8 @@ YAML::Node load_yaml_file(const std::string& path, const char* what) {
 }
 
 const std::vector<std::string>& space_file_keys() {
-  static const std::vector<std::string> keys{"space", "metric", "mode", "sampler", "trials", "parallel", "seed", "gpus_per_trial",
-                                             "early_stopping"};
+  static const std::vector<std::string> keys{"space",    "metric", "mode",           "sampler",       "trials",
+                                             "parallel", "seed",   "gpus_per_trial", "early_stopping"};
   return keys;
 }
 
@@ -148,15 +148,19 @@ bool check_top_keys(const YAML::Node& root, const std::vector<std::string>& know
   for (const auto& item : root) {
     const std::string name = item.first.as<std::string>();
     if (std::find(keys.begin(), keys.end(), name) != keys.end()) continue;
-    const bool recipe_key = std::find(known_keys.begin(), known_keys.end(), name) != known_keys.end() || is_recipe_section(name, known_keys);
+    const bool recipe_key =
+        std::find(known_keys.begin(), known_keys.end(), name) != known_keys.end() || is_recipe_section(name, known_keys);
     misplaced = misplaced || recipe_key;
     const std::string guess = closest_match(name, keys);
     // A section written as a map (optim: {lr: [...]}) is searched as dotted keys (optim.lr).
-    const std::string example = item.second.IsMap() && item.second.size() > 0 ? name + "." + item.second.begin()->first.as<std::string>() : name;
-    problems.add(item.first, name,
-                 recipe_key ? fmt::format("a recipe key at the top of the file; the keys to search go under space:, dotted, e.g. space: {{{}: ...}}", example)
-                            : fmt::format("not a key of a search space file ({}){}", join(keys, ", "),
-                                          guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    const std::string example =
+        item.second.IsMap() && item.second.size() > 0 ? name + "." + item.second.begin()->first.as<std::string>() : name;
+    problems.add(
+        item.first, name,
+        recipe_key ? fmt::format("a recipe key at the top of the file; the keys to search go under space:, dotted, e.g. space: {{{}: ...}}",
+                                 example)
+                   : fmt::format("not a key of a search space file ({}){}", join(keys, ", "),
+                                 guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
   }
   return misplaced;
 }
@@ -172,7 +176,8 @@ void read_dimensions(const YAML::Node& dims, const std::vector<std::string>& kno
     const std::string guess = closest_match(key, known_keys);
     const bool section = item.second.IsMap() && item.second.size() > 0 && is_recipe_section(key, known_keys);
     problems.add(item.first, key,
-                 section ? fmt::format("a recipe section; search its keys dotted, e.g. {}.{}: [...]", key, item.second.begin()->first.as<std::string>())
+                 section ? fmt::format("a recipe section; search its keys dotted, e.g. {}.{}: [...]", key,
+                                       item.second.begin()->first.as<std::string>())
                          : fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
   }
 }
@@ -205,9 +210,11 @@ void read_early_stopping(const YAML::Node& stopping, SweepSpace& space, Problems
   }
   read_scalar(stopping, "grace", space.grace_epochs, problems);
   read_scalar(stopping, "reduction", space.reduction, problems);
-  if (space.grace_epochs < 1) problems.add(stopping["grace"], "early_stopping.grace", fmt::format("must be at least 1 epoch, got {}", space.grace_epochs));
+  if (space.grace_epochs < 1)
+    problems.add(stopping["grace"], "early_stopping.grace", fmt::format("must be at least 1 epoch, got {}", space.grace_epochs));
   if (space.reduction < 2)
-    problems.add(node_or_root(stopping, "reduction"), "early_stopping.reduction", fmt::format("must be at least 2, got {}", space.reduction));
+    problems.add(node_or_root(stopping, "reduction"), "early_stopping.reduction",
+                 fmt::format("must be at least 2, got {}", space.reduction));
   for (const auto& item : stopping)
     if (item.first.as<std::string>() != "grace" && item.first.as<std::string>() != "reduction")
       problems.add(item.first, "early_stopping." + item.first.as<std::string>(), "not a key of early_stopping (grace, reduction)");
@@ -232,7 +239,8 @@ SweepSpace space_from_node(const YAML::Node& root, const std::string& path, cons
   space.file = path;
   space.text = yaml_text(root);
   Problems problems{path, {}};
-  if (!root.IsMap()) throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
+  if (!root.IsMap())
+    throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
   const bool misplaced = check_top_keys(root, known_keys, problems);
   const YAML::Node dims = root["space"];
   if (dims && dims.IsMap() && dims.size() > 0)

@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "cvtrain/core/error.h"
-#include "cvtrain/core/folder_lock.h"
 #include "cvtrain/core/failure_log.h"
+#include "cvtrain/core/folder_lock.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
@@ -135,13 +135,15 @@ std::vector<Trial> plan_trials(const SweepSpace& space, const std::map<int64_t, 
     for (size_t i = 0; i < count; ++i) trials.push_back(planned(static_cast<int64_t>(i), grid[i]));
   } else {
     // Only different values: a cvtrain trial with another's values would repeat it bit for bit.
-    const std::vector<Assignment> drawn = space.sampler == SweepSampler::kRandom ? random_assignments(space, space.trials) : std::vector<Assignment>{};
+    const std::vector<Assignment> drawn =
+        space.sampler == SweepSampler::kRandom ? random_assignments(space, space.trials) : std::vector<Assignment>{};
     const int64_t count = space.sampler == SweepSampler::kRandom
                               ? static_cast<int64_t>(drawn.size())
                               : std::min<int64_t>(space.trials, static_cast<int64_t>(distinct_assignments(space).value_or(space.trials)));
     if (count < space.trials)
-      log::info("the space holds only {} different assignment(s): {} trial(s), not {} (one with another's values would repeat it bit for bit)",
-                count, count, space.trials);
+      log::info(
+          "the space holds only {} different assignment(s): {} trial(s), not {} (one with another's values would repeat it bit for bit)",
+          count, count, space.trials);
     for (int64_t i = 0; i < count; ++i) trials.push_back(planned(i, drawn.empty() ? Assignment{} : drawn[static_cast<size_t>(i)]));
   }
   for (Trial& t : trials) {
@@ -336,7 +338,8 @@ class SweepRun {
       t.status = exit.exit_code == kExitPreempted ? TrialStatus::kStopped : TrialStatus::kFailed;
       if (t.status == TrialStatus::kStopped) stopped_here_.insert(t.index);
     }
-    t.message = t.status == TrialStatus::kFailed ? failure_message(trial_folder(t), failures_before_[t.index], log_file(t), exit.exit_code) : "";
+    t.message =
+        t.status == TrialStatus::kFailed ? failure_message(trial_folder(t), failures_before_[t.index], log_file(t), exit.exit_code) : "";
     if (t.status != TrialStatus::kPaused) log_.ended(t);
     if (t.status == TrialStatus::kFailed)
       log::warn("{} failed ({}); the sweep goes on", trial_name(t.index), t.message);

@@ -45,12 +45,14 @@ std::string with_model_changes(const std::string& error, const std::string& fold
     if (c.key.rfind("model.", 0) == 0) model.push_back(c);
   if (model.empty()) return error;
   const bool same_arch = std::none_of(model.begin(), model.end(), [](const KeyChange& c) { return c.key == "model.arch"; });
-  return fmt::format("{}. {} was saved with another model ({}): give this run another output, or resume with the model it was saved "
-                     "with{}",
-                     error, folder, describe_changes(model),
-                     same_arch ? fmt::format(", or start afresh from its weights where they fit (checkpoint.resume=none "
-                                             "model.pretrained={}/model.safetensors)", folder)
-                               : "");
+  return fmt::format(
+      "{}. {} was saved with another model ({}): give this run another output, or resume with the model it was saved "
+      "with{}",
+      error, folder, describe_changes(model),
+      same_arch ? fmt::format(", or start afresh from its weights where they fit (checkpoint.resume=none "
+                              "model.pretrained={}/model.safetensors)",
+                              folder)
+                : "");
 }
 
 }  // namespace
