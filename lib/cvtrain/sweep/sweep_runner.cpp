@@ -97,6 +97,14 @@ void check_trial(const SweepOptions& o, const SweepSpace& space, const Trial& t,
   }
 }
 
+// Text for one cell of a Markdown table: a '|' would end the cell, a line break the row.
+std::string table_cell(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
 // results.md: the trials by their metric, best first; failed and unfinished ones after.
 std::string results_table(const SweepSpace& space, const std::vector<Trial>& trials) {
   const std::vector<const Trial*> order = best_first(trials, space.maximize);
@@ -113,8 +121,8 @@ std::string results_table(const SweepSpace& space, const std::vector<Trial>& tri
   for (const Trial* t : order) {
     rows += fmt::format("| {} | {} | {} | {} |", t->metric ? std::to_string(++rank) : "", trial_name(t->index), status_name(t->status),
                         t->metric ? fmt::format("{:.4f}", *t->metric) : "—");
-    for (const auto& [key, value] : t->values) rows += " " + value + " |";
-    rows += fmt::format(" {:.0f} | {} |\n", t->seconds, t->status == TrialStatus::kFailed ? t->message : "");
+    for (const auto& [key, value] : t->values) rows += " " + table_cell(value) + " |";
+    rows += fmt::format(" {:.0f} | {} |\n", t->seconds, t->status == TrialStatus::kFailed ? table_cell(t->message) : "");
   }
   return header + rule + rows;
 }
