@@ -47,6 +47,9 @@ int run_report(const ReportArgs& args) {
   write_file_atomically(out, run_report_html(history, utc_now()));
   for (const std::string& note : history.notes) log::info("{}", note);
   log::info("report of {} ({} metrics lines, {} epochs) written to {}", args.run, history.intervals.size(), history.epochs.size(), out);
+  const std::vector<FailureRecord> failed = failures_of_latest_start(history);
+  if (!failed.empty())
+    log::warn("{} failed: {} on {} at {}: {}", args.run, failed.front().who, failed.front().host, failed.front().time, failed.front().message);
   return 0;
 }
 

@@ -245,6 +245,9 @@ TEST_CASE("unusable images are skipped with one warning each and counted, up to 
     CHECK_THAT(run.output, Catch::Contains("data.max_bad_fraction 0.02") && Catch::Contains("of 51 samples"));
     // The error stays with the run folder, for its report and for whoever looks later.
     CHECK_THAT(read_text(dir.file("run/failures.jsonl")), Catch::StartsWith("{\"who\": \"rank 0\"") && Catch::Contains("data.max_bad_fraction 0.02"));
+    const RunResult report = run_cvtrain("report " + dir.file("run"), dir);
+    CHECK(report.exit_code == 0);
+    CHECK_THAT(report.output, Catch::Contains(dir.file("run") + " failed: rank 0 on ") && Catch::Contains("data.max_bad_fraction 0.02"));
   }
 }
 

@@ -94,7 +94,7 @@ RunHistory read_run_history(const std::string& folder) {
   run.folder = folder;
   read_every_start(root, run);
   run.summary = read_json_file(root / "perf_summary.json",
-                               "perf_summary.json is not there: the run has not ended, or it ran with observe.breakdown: false", run);
+                               "perf_summary.json is not there: the run has not ended (or it failed), or it ran with observe.breakdown: false", run);
   run.provenance = read_json_file(root / "provenance.json", "provenance.json is not there (runs of earlier cvtrain builds do not write it)", run);
   if (const std::optional<std::string> text = read_text_file((root / "preflight.json").string()))
     run.preflight = parse_json(*text, (root / "preflight.json").string());
@@ -104,6 +104,14 @@ RunHistory read_run_history(const std::string& folder) {
   run.recipe_yaml = read_text_file((root / "recipe.yaml").string()).value_or("");
   if (run.recipe_yaml.empty()) run.notes.push_back("recipe.yaml is not there");
   return run;
+}
+
+std::vector<FailureRecord> failures_of_latest_start(const RunHistory& run) {
+  const std::string started = run.provenance.text("started_at");
+  std::vector<FailureRecord> latest;
+  for (const FailureRecord& f : run.failures)
+    if (f.time >= started) latest.push_back(f);
+  return latest;
 }
 
 std::vector<JsonValue> epochs_of_every_start(const std::string& folder) {

@@ -35,6 +35,10 @@ RunHistory read_run_history(const std::string& folder);
 // folder has none; throws Error with file:line for a damaged line other than a file's last.
 std::vector<JsonValue> epochs_of_every_start(const std::string& folder);
 
+// The failures recorded since the run's latest start began (provenance.json's started_at), oldest
+// first: the first is most often the cause, the others its consequences. Empty when it did not fail.
+std::vector<FailureRecord> failures_of_latest_start(const RunHistory& run);
+
 // Every record's `key` as a number, NaN where it is missing or null.
 std::vector<double> column(const std::vector<JsonValue>& records, const std::string& key);
 

@@ -99,15 +99,6 @@ std::string key_figures(const RunHistory& run) {
   return out + "</div>\n";
 }
 
-// The failures recorded since the latest start began: this start's end, when it ended badly.
-std::vector<FailureRecord> failures_of_latest_start(const RunHistory& run) {
-  const std::string started = run.provenance.text("started_at");
-  std::vector<FailureRecord> latest;
-  for (const FailureRecord& f : run.failures)
-    if (f.time >= started) latest.push_back(f);
-  return latest;
-}
-
 // The first failure of the latest start (the others are most often its consequences: peers that
 // lost their connection), and the earlier starts' failures, which a restart or resume survived.
 std::string failure_items(const RunHistory& run) {
