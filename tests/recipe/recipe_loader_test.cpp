@@ -1,6 +1,8 @@
 // Recipe loading: defaults, inheritance, overrides, and errors that name file:line and key.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <filesystem>
 
 #include "cvtrain/core/error.h"
@@ -158,6 +160,18 @@ TEST_CASE("a warmup as long as the run, a milestone past it and validation on th
     CHECK_THAT(leak[0], Catch::Contains("data.val: " + val + " is data.train too: the validation figures are scored on the training images"));
   }
   CHECK(recipe_warnings(load_recipe(path, no_path_checks({"train.epochs=90", "data.val=/data/val.gz"}))).empty());
+}
+
+TEST_CASE("a path that starts with ~/ is in the home folder, as a shell would take it, not a folder named ~", "[recipe]") {
+  TempDir dir;
+  const std::string home = std::getenv("HOME");
+  const std::string path = dir.write("r.yaml", "data: {train: ~/datasets/train.gz, val: ~x/val.gz}\ntrain: {global_batch: 64}\noutput: ~/runs/a\n");
+  const Recipe r = load_recipe(path, no_path_checks({"model.pretrained=~/w.safetensors", "checkpoint.resume=~/runs/b"}));
+  CHECK(r.data.train == home + "/datasets/train.gz");
+  CHECK(r.data.val == "~x/val.gz");  // another user's home: left as written
+  CHECK(r.output == home + "/runs/a");
+  CHECK(r.model.pretrained == home + "/w.safetensors");
+  CHECK(r.checkpoint.resume.folder == home + "/runs/b");
 }
 
 TEST_CASE("augmentation policies and random erasing read like timm's flags, and a bad policy names its section", "[recipe]") {

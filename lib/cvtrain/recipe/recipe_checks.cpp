@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cvtrain/recipe/batch_plan.h"
@@ -59,6 +60,20 @@ void check_profile(const ProfileSpec& p, const CrossChecks& check) {
                                             static_cast<int64_t>(s[1] - s[0] + 1)));
   for (double r : p.ranks)
     if (!whole(r)) check.fail("profile.ranks", fmt::format("expected rank numbers (whole, from 0), got {}", r));
+}
+
+// A path that starts with ~/ means the home folder, as a shell would take it. The shell does not
+// expand it in a recipe, nor in an override such as data.train=~/x (not an assignment to it), and
+// left as it is, ~ would become a folder of that name in the working directory, where a later
+// `rm -rf ~` would remove the home folder instead.
+std::string with_home(const std::string& path) {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0' || path.rfind("~/", 0) != 0) return path;  // a bare ~ is YAML's null
+  return std::string(home) + path.substr(1);
+}
+
+void expand_home_folders(Recipe& r) {
+  for (std::string* path : {&r.data.train, &r.data.val, &r.model.pretrained, &r.output, &r.checkpoint.resume.folder}) *path = with_home(*path);
 }
 
 // A missing path says where a relative one was looked for (the working directory, not the
@@ -227,6 +242,7 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
 
 void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) {
   const CrossChecks check{fail};
+  expand_home_folders(r);
   // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.
   const int world = options.saved_by_run ? BatchPlan::of(r.train).world
                     : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
