@@ -157,6 +157,13 @@ TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
   const std::vector<double> top1 = numbers_after(read_text(dir.file("run/metrics.jsonl")), "top1");
   REQUIRE(top1.size() == 3);
   CHECK(top1.back() > 0.9);  // red against blue is easy
+  // This test scores the training images on purpose; a user is told so.
+  CHECK_THAT(run.output, Catch::Contains("data.val: " + dir.file("images") + " is data.train too"));
+  // More outputs than classes trains, with a warning that names both numbers.
+  const RunResult wide = run_cvtrain("--recipe " + recipe + " model.num_classes=5 train.max_steps=1 output=" + dir.file("wide"), dir);
+  CHECK(wide.exit_code == 0);
+  CHECK_THAT(wide.output, Catch::Contains("model.num_classes: 5 outputs, but " + dir.file("images") +
+                                          " has 2 classes: 3 outputs are never a target"));
 }
 
 TEST_CASE("a validation tree without one of the classes is scored by class name, and one with a class training lacks is refused", "[e2e]") {

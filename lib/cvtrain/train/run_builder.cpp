@@ -135,6 +135,16 @@ void check_dataset_fits(const Dataset& dataset, const std::string& path, const R
                                    model.in_channels, dataset.channels())});
 }
 
+// More outputs than the training data has classes: allowed (a head kept for a larger label set),
+// but most often model.num_classes left at its default or copied from another recipe.
+void warn_unused_outputs(const Dataset& train, const Recipe& recipe) {
+  const int64_t classes = train.num_classes(), outputs = recipe.model.num_classes;
+  if (recipe.data.format == DataFormat::kSynthetic || classes >= outputs) return;
+  log::warn("{}: {} outputs, but {} has {} classes: {} outputs are never a target (and top-5 counts them); set model.num_classes: {} "
+            "unless the head is meant for more",
+            recipe.where("model.num_classes"), outputs, recipe.data.train, classes, outputs - classes, classes);
+}
+
 // The validation set scored against the training set's class numbers, matched by name
 // (data/class_alignment.h); a validation class the training set lacks is a recipe error.
 std::unique_ptr<Dataset> scored_as_trained(std::unique_ptr<Dataset> val, const std::optional<std::vector<std::string>>& training_classes,
@@ -450,8 +460,10 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   if (recipe.preflight) run_preflight(run, recipe);  // before the strategy takes the model over
   build_optimization(run, recipe);
   if (rank.rank == 0) write_provenance(run);
-  if (rank.rank == 0)
+  if (rank.rank == 0) {
     for (const std::string& warning : recipe_warnings(recipe)) log::warn("{}", warning);
+    warn_unused_outputs(*run.data.train, recipe);
+  }
   return run;
 }
 
