@@ -394,11 +394,16 @@ TEST_CASE("a loaded recipe remembers where each key was set, for errors found la
   CHECK(r.where("model.in_channels") == "(default): model.in_channels");
 }
 
-TEST_CASE("checkpoint.resume reads auto, none or a folder, and prints back as written", "[recipe]") {
+TEST_CASE("checkpoint.resume reads auto, none (also true and false) or a folder, and prints back as written", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);
   CHECK(load_recipe(path, no_path_checks()).checkpoint.resume.mode == ResumeMode::kAuto);
   CHECK(load_recipe(path, no_path_checks({"checkpoint.resume=none"})).checkpoint.resume.mode == ResumeMode::kNone);
+  // YAML's booleans and Python's None say what they mean, not folders named so.
+  for (const char* off : {"false", "no", "off", "None"})
+    CHECK(load_recipe(path, no_path_checks({std::string("checkpoint.resume=") + off})).checkpoint.resume.mode == ResumeMode::kNone);
+  for (const char* on : {"true", "yes", "on"})
+    CHECK(load_recipe(path, no_path_checks({std::string("checkpoint.resume=") + on})).checkpoint.resume.mode == ResumeMode::kAuto);
   const Recipe from_folder = load_recipe(path, no_path_checks({"checkpoint.resume=runs/a/checkpoints/step-00000010"}));
   CHECK(from_folder.checkpoint.resume.mode == ResumeMode::kFolder);
   CHECK(from_folder.checkpoint.resume.folder == "runs/a/checkpoints/step-00000010");

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -241,7 +242,12 @@ MaybeError convert(const YAML::Node& n, ResumeChoice& out) {
   std::string spelled;
   if (auto e = convert(n, spelled)) return e;
   if (spelled.empty()) return std::string("expected auto, none or the path of a checkpoint folder");
-  out.mode = spelled == "auto" ? ResumeMode::kAuto : spelled == "none" ? ResumeMode::kNone : ResumeMode::kFolder;
+  // YAML's booleans (and Python's None) mean what they say here, not folders of those names.
+  std::string word = spelled;
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+  const bool off = word == "none" || word == "false" || word == "no" || word == "off";
+  const bool on = word == "auto" || word == "true" || word == "yes" || word == "on";
+  out.mode = on ? ResumeMode::kAuto : off ? ResumeMode::kNone : ResumeMode::kFolder;
   out.folder = out.mode == ResumeMode::kFolder ? spelled : std::string();
   return std::nullopt;
 }
