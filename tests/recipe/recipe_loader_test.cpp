@@ -238,6 +238,9 @@ TEST_CASE("missing data paths, syntax errors and inheritance cycles are recipe e
   const std::string relative = dir.write("relative.yaml", "data: {train: no/such/file.gz}\ntrain: {global_batch: 8}\n");
   CHECK_THAT(problems_of(relative, with_paths).at(0),
              Catch::Contains("relative to the working directory " + std::filesystem::current_path().string()));
+  // Python's None for "no validation set": told how to leave the key out.
+  CHECK_THAT(problems_of(missing, LoadOptions{{"data.train=" + missing, "data.format=idx", "data.val=None"}}).back(),
+             Catch::Contains("data.val: 'None' does not exist") && Catch::Contains("to leave data.val out, give it no value (data.val= or null)"));
 
   const std::string broken = dir.write("broken.yaml", "train:\n  epochs: [1, 2\n");
   CHECK_THAT(problems_of(broken, no_path_checks())[0], Catch::Contains(broken + ":") && Catch::Contains("YAML syntax error"));

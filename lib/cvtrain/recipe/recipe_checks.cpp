@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -81,6 +82,10 @@ void expand_home_folders(Recipe& r) {
 std::string missing_path(const std::string& key, const std::string& path, const char* what) {
   std::error_code ec;
   const std::string relative = fs::path(path).is_relative() ? fmt::format(" (relative to the working directory {})", fs::current_path(ec).string()) : "";
+  std::string word = path;
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (word == "none" || word == "false" || word == "no" || word == "off")  // Python's None, YAML's booleans: meant "no file"
+    return fmt::format("'{}' {}{}; to leave {} out, give it no value ({}= or null)", path, what, relative, key, key);
   return fmt::format("'{}' {}{}; point it at yours with {}=PATH after the recipe", path, what, relative, key);
 }
 
