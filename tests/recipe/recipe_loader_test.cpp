@@ -261,12 +261,19 @@ TEST_CASE("missing data paths, syntax errors and inheritance cycles are recipe e
   CHECK_THAT(problems_of(dir.file("folder"), no_path_checks())[0], Catch::Contains("is a folder; a recipe is a YAML file"));
 }
 
-TEST_CASE("a section given a value is explained", "[recipe]") {
+TEST_CASE("a section given a value is explained, and an empty one sets nothing", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\naugment: 5\n");
   const auto problems = problems_of(path, no_path_checks({"train.global_batch=8"}));
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains(path + ":2: augment") && Catch::Contains("is a section") && Catch::Contains("hflip"));
+  // An empty section (written {} or left empty) sets none of its keys; an empty leaf is still refused.
+  for (const char* empty : {"augment: {}\n", "augment:\n", "distributed: {}\nobserve:\n"}) {
+    const Recipe r = load_recipe(dir.write("empty.yaml", std::string("data: {train: /d.gz}\n") + empty), no_path_checks({"train.global_batch=8"}));
+    CHECK_FALSE(r.augment.hflip);
+  }
+  CHECK_THAT(problems_of(dir.write("leaf.yaml", "data: {train: /d.gz}\noptim: {lr: }\n"), no_path_checks({"train.global_batch=8"})).at(0),
+             Catch::Contains("optim.lr: expected a number, got nothing"));
 }
 
 TEST_CASE("unknown model names are rejected with the list of known ones", "[recipe]") {

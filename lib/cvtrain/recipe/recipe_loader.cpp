@@ -77,6 +77,14 @@ bool is_merge_key(const Item& item) {
   return item.first.Scalar() == "<<" && (item.second.IsMap() || item.second.IsSequence());
 }
 
+// `augment: {}` or an `augment:` left empty: a section that sets none of its keys (a leaf key left
+// empty is still an error, "got nothing").
+bool is_empty_section(const YAML::Node& value, const std::string& path) {
+  if (!(value.IsMap() && value.size() == 0) && !value.IsNull()) return false;
+  const std::vector<std::string>& keys = recipe_keys();
+  return std::any_of(keys.begin(), keys.end(), [&](const std::string& key) { return key.rfind(path + ".", 0) == 0; });
+}
+
 void flatten(const YAML::Node& map, const std::string& prefix,
              const std::function<std::string(const YAML::Node&)>& origin_of, Tree& tree) {
   for (const auto& item : map)
@@ -86,7 +94,7 @@ void flatten(const YAML::Node& map, const std::string& prefix,
     const std::string path = prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
     if (item.second.IsMap() && item.second.size() > 0)
       flatten(item.second, path, origin_of, tree);
-    else
+    else if (!is_empty_section(item.second, path))
       put_leaf(tree, path, Leaf{item.second, origin_of(item.first)});
   }
 }
