@@ -26,17 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The keys changed since `folder` was saved; none when its recipe.yaml is missing or unreadable.
-std::vector<KeyChange> changes_since(const std::string& folder, const std::string& resolved_recipe) {
-  const std::optional<std::string> saved = read_text_file(folder + "/recipe.yaml");
-  if (!saved) return {};
-  try {
-    return recipe_changes(*saved, resolved_recipe);
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
 // A checkpoint whose weights do not fit this run's model: most often the recipe's model changed
 // since, which the message then says, with the ways on.
 std::string with_model_changes(const std::string& error, const std::string& folder, const std::vector<KeyChange>& changes) {
@@ -180,11 +169,11 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
       break;
   }
   const CheckpointContents saved = load_checkpoint(folder);
-  if (comm_.rank() == 0) note_recipe_changes(folder);  // before the loads, whose errors they may explain
+  const std::vector<KeyChange> changes = recipe_changes_since(folder);  // before the loads, whose errors they may explain
   try {
     strategy.load_model_state(saved.model, saved.model_file);
   } catch (const Error& e) {
-    throw Error(with_model_changes(e.what(), folder, changes_since(folder, resolved_recipe_)));
+    throw Error(with_model_changes(e.what(), folder, changes));
   }
   try {
     strategy.load_optimizer_state(optimizer, saved.optimizer);
@@ -201,16 +190,18 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
 
 // A resume with other data, optimizer or schedule settings continues, with this run's values; it
 // says which, since the run is then no exact continuation of the one saved.
-void CheckpointManager::note_recipe_changes(const std::string& folder) const {
+std::vector<KeyChange> CheckpointManager::recipe_changes_since(const std::string& folder) const {
   const std::optional<std::string> saved = read_text_file(folder + "/recipe.yaml");
-  if (!saved) return;
+  if (!saved) return {};
   try {
-    const std::vector<KeyChange> changes = recipe_changes(*saved, resolved_recipe_);
-    if (!changes.empty())
+    std::vector<KeyChange> changes = recipe_changes(*saved, resolved_recipe_);
+    if (!changes.empty() && comm_.rank() == 0)
       log::info("{} was saved with another recipe; training continues with this run's values of {} key(s): {}", folder, changes.size(),
                 describe_changes(changes));
+    return changes;
   } catch (const std::exception& e) {
-    log::warn("{}/recipe.yaml: unreadable ({}); recipe changes since the checkpoint are not listed", folder, e.what());
+    if (comm_.rank() == 0) log::warn("{}/recipe.yaml: unreadable ({}); recipe changes since the checkpoint are not listed", folder, e.what());
+    return {};
   }
 }
 

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cvtrain/core/timer.h"
+#include "cvtrain/recipe/recipe_changes.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/checkpoint_policy.h"
 
@@ -65,7 +67,9 @@ class CheckpointManager {
 
  private:
   TrainPosition position_in_this_run(const TrainPosition& saved, const std::string& folder) const;
-  void note_recipe_changes(const std::string& folder) const;
+  // The keys changed since `folder` was saved (none when its recipe.yaml is missing or unreadable),
+  // said once on rank 0.
+  std::vector<KeyChange> recipe_changes_since(const std::string& folder) const;
   std::string write(const Checkpointer& files, TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer,
                     const LossScaler& scaler, const Recipe& recipe, const NamedTensors& ema);
   std::optional<double> score_of(const EpochRecord& record) const;
