@@ -62,3 +62,32 @@ TEST_CASE("validation labels follow the training classes by name, for ImageFolde
   spec.format = DataFormat::kIdx;
   CHECK_FALSE(class_names_at(spec, dir.file("train")).has_value());  // IDX labels are numbers only
 }
+
+TEST_CASE("a validation class that training spells otherwise (case, punctuation, NFC against NFD) is named with its match", "[data]") {
+  TempDir dir;
+  const std::string nfc = "caf\xC3\xA9";              // 'café', é as one code point (U+00E9)
+  const std::string nfd = "cafe\xCC\x81";             // 'café', e + combining acute (U+0301), as macOS writes it
+  const std::string stacked = "pho\xCC\x9B\xCC\x81";  // 'phớ': o + horn + acute, two marks on one letter
+  write_classes(dir, "train", {nfc, "golden_retriever", "pho", "tea"});
+  write_classes(dir, "val", {nfd, "Golden Retriever", stacked, "eel"});
+  DataSpec spec;
+  spec.format = DataFormat::kImageFolder;
+  const auto training = class_names_at(spec, dir.file("train"));
+  REQUIRE(training.has_value());
+  try {
+    with_training_labels(std::make_unique<ImageFolderDataset>(dir.file("val"), 0), *training);
+    FAIL("a validation class training lacks was accepted");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    CHECK_THAT(message, Catch::Contains("4 class(es) that the training set does not have"));
+    CHECK_THAT(message, Catch::Contains("'Golden Retriever' (training has 'golden_retriever')"));
+    CHECK_THAT(message, Catch::Contains("'" + nfd + "' (training has '" + nfc + "')"));
+    CHECK_THAT(message, Catch::Contains("'" + stacked + "'"));
+    CHECK_THAT(message, !Catch::Contains(stacked + "' (training"));  // 'ph' (its marks' letter out) is not 'pho': no guess
+    CHECK_THAT(message, Catch::Contains("'eel'"));
+    CHECK_THAT(message, Catch::Contains("NFC or NFD"));
+  }
+  write_classes(dir, "val2", {"eel"});
+  CHECK_THROWS_WITH(with_training_labels(std::make_unique<ImageFolderDataset>(dir.file("val2"), 0), *training),
+                    !Catch::Contains("NFC"));  // no near miss, no spelling lecture
+}

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
@@ -34,6 +36,54 @@ class RelabeledDataset : public Dataset {
   std::vector<std::string> classes_;
 };
 
+// A name with what a folder name's spelling varies in taken out: ASCII letters lower-cased, spaces and
+// punctuation dropped, and every accented letter dropped however it is written, as one code point
+// (NFC's 'é', Linux's usual form) or as a letter followed by combining marks (NFD's 'e' + U+0301, as
+// macOS writes file names). Non-Latin letters are dropped too: two such names compare only by the rest.
+std::string loose_spelling(const std::string& name) {
+  std::string loose;
+  bool last_kept_a_letter = false;
+  for (size_t i = 0; i < name.size();) {
+    const auto byte = static_cast<unsigned char>(name[i]);
+    const auto next = i + 1 < name.size() ? static_cast<unsigned char>(name[i + 1]) : 0;
+    const bool combining_mark = byte == 0xCC || (byte == 0xCD && next <= 0xAF);  // U+0300..U+036F
+    if (combining_mark) {
+      if (last_kept_a_letter) loose.pop_back();  // the base letter the marks accent
+      last_kept_a_letter = false;
+      i += 2;
+    } else if (byte >= 0x80) {  // one whole non-ASCII code point
+      last_kept_a_letter = false;
+      i += byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
+    } else {
+      last_kept_a_letter = std::isalnum(byte) != 0;
+      if (last_kept_a_letter) loose.push_back(static_cast<char>(std::tolower(byte)));
+      ++i;
+    }
+  }
+  return loose;
+}
+
+// The one training class spelled like `name` but for case, punctuation or Unicode normal form, if any.
+std::optional<std::string> near_miss(const std::string& name, const std::vector<std::string>& training_classes) {
+  const std::string loose = loose_spelling(name);
+  if (loose.empty()) return std::nullopt;
+  std::optional<std::string> match;
+  for (const std::string& candidate : training_classes) {
+    if (loose_spelling(candidate) != loose) continue;
+    if (match) return std::nullopt;  // two candidates: no guess
+    match = candidate;
+  }
+  return match;
+}
+
+// "'Café' (training has 'café')" for a validation class that training spells otherwise, else "'eel'".
+std::string unknown_class(const std::string& name, const std::vector<std::string>& training_classes, bool& near_missed) {
+  const auto match = near_miss(name, training_classes);
+  if (!match) return "'" + name + "'";
+  near_missed = true;
+  return fmt::format("'{}' (training has '{}')", name, *match);
+}
+
 }  // namespace
 
 bool names_classes(DataFormat format) { return format == DataFormat::kImageFolder || format == DataFormat::kShards; }
@@ -51,16 +101,21 @@ std::unique_ptr<Dataset> with_training_labels(std::unique_ptr<Dataset> val, cons
   for (size_t i = 0; i < training_classes.size(); ++i) training_label.emplace(training_classes[i], static_cast<int64_t>(i));
   std::vector<int64_t> renumbered;
   std::vector<std::string> unknown;
+  bool near_missed = false;
   for (const std::string& name : val_classes) {
     const auto it = training_label.find(name);
-    if (it == training_label.end()) unknown.push_back("'" + name + "'");
+    if (it == training_label.end()) unknown.push_back(unknown_class(name, training_classes, near_missed));
     renumbered.push_back(it == training_label.end() ? -1 : it->second);
   }
   if (!unknown.empty())
-    throw Error(fmt::format("{} class(es) that the training set does not have: {}{} (a validation class is scored as the training "
-                            "class of the same name)",
-                            unknown.size(), join({unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), 8)}, ", "),
-                            unknown.size() > 8 ? ", ..." : ""));
+    throw Error(
+        fmt::format("{} class(es) that the training set does not have: {}{} (a validation class is scored as the training "
+                    "class of the same name){}",
+                    unknown.size(), join({unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), 8)}, ", "),
+                    unknown.size() > 8 ? ", ..." : "",
+                    near_missed ? "; names that differ in case, spaces, punctuation or how an accent is encoded (Unicode "
+                                  "NFC or NFD: macOS writes file names NFD) are different classes; rename the folders to match"
+                                : ""));
   return std::make_unique<RelabeledDataset>(std::move(val), std::move(renumbered), training_classes);
 }
 
