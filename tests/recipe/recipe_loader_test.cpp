@@ -401,7 +401,7 @@ TEST_CASE("a loaded recipe remembers where each key was set, for errors found la
   const Recipe r = load_recipe(path, no_path_checks({"model.num_classes=100"}));
   CHECK(r.where("data.train") == path + ":1: data.train");
   CHECK(r.where("model.num_classes") == "override 'model.num_classes=100': model.num_classes");
-  CHECK(r.where("model.in_channels") == "(default): model.in_channels");
+  CHECK(r.where("model.in_channels") == path + " (not set): model.in_channels");
 }
 
 TEST_CASE("checkpoint.resume reads auto, none (also true and false) or a folder, and prints back as written", "[recipe]") {

@@ -68,7 +68,7 @@ TEST_CASE("a bad search space is reported at once, each problem with its line an
   const auto problems = problems_of(path);
   REQUIRE(problems.size() == 6);
   CHECK_THAT(problems[0], Catch::Contains(path + ":7: paralel") && Catch::Contains("did you mean 'parallel'?"));
-  CHECK_THAT(problems[1], Catch::Contains(path + ":2: optim.learning_rate: not a recipe key"));
+  CHECK_THAT(problems[1], Catch::Contains(path + ":2: optim.learning_rate: not a recipe key; cvtrain calls it optim.lr"));
   CHECK_THAT(problems[2], Catch::Contains(path + ":3: optim.weight_decay: the range [0.1, 0.1] is empty"));
   CHECK_THAT(problems[3], Catch::Contains("optim.lr: loguniform needs a low end above 0"));
   CHECK_THAT(problems[4], Catch::Contains("augment.mixup: 'choise' is not a kind of search") && Catch::Contains("did you mean 'choice'?"));

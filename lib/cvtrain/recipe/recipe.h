@@ -312,7 +312,8 @@ struct Recipe {
   // Where each key the files or overrides set came from ("recipes/a.yaml:12", "override 'x=1'"),
   // so that errors found after loading (against the data) still name the line.
   std::map<std::string, std::string> origins;
-  // "ORIGIN: KEY" for error messages ("(default): KEY" for a key no file or override set).
+  // "ORIGIN: KEY" for error messages; a key no file or override set reads "RECIPE (not set): KEY",
+  // naming the file where setting it would go.
   std::string where(const std::string& key) const {
     const auto it = origins.find(key);
     return (it == origins.end() ? std::string("(default)") : it->second) + ": " + key;

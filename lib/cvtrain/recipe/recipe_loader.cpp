@@ -18,6 +18,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/recipe/key_hints.h"
 #include "cvtrain/recipe/recipe_checks.h"
 
 namespace cvtrain {
@@ -232,6 +233,14 @@ MaybeError convert(const YAML::Node& n, std::string& out) {
   return std::nullopt;
 }
 
+// "'x' is not one of: a, b, c" with what was meant: another tool's spelling of a choice, or a near miss.
+std::string not_a_choice(const std::string& value, const std::vector<std::string>& choices) {
+  const std::string choice_list = join(choices, ", ");
+  if (const auto hint = value_hint(value, choices)) return fmt::format("'{}' is not one of: {} ({})", value, choice_list, *hint);
+  const std::string guess = closest_match(value, choices);
+  return fmt::format("'{}' is not one of: {}{}", value, choice_list, guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+}
+
 // A choice: one of the enumeration's names (recipe.h), with a guess for a near miss.
 template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
 MaybeError convert(const YAML::Node& n, E& out) {
@@ -241,9 +250,7 @@ MaybeError convert(const YAML::Node& n, E& out) {
     out = *value;
     return std::nullopt;
   }
-  const std::vector<std::string> choices(EnumNames<E>::names.begin(), EnumNames<E>::names.end());
-  const std::string guess = closest_match(name, choices);
-  return fmt::format("'{}' is not one of: {}{}", name, join(choices, ", "), guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+  return not_a_choice(name, {EnumNames<E>::names.begin(), EnumNames<E>::names.end()});
 }
 
 MaybeError convert(const YAML::Node& n, ResumeChoice& out) {
@@ -359,9 +366,7 @@ auto positive() {
 auto one_of(std::vector<std::string> choices) {
   return [choices](const std::string& v) -> MaybeError {
     if (std::find(choices.begin(), choices.end(), v) != choices.end()) return std::nullopt;
-    const std::string guess = closest_match(v, choices);
-    return fmt::format("'{}' is not one of: {}{}", v, join(choices, ", "),
-                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+    return not_a_choice(v, choices);
   };
 }
 MaybeError auto_or_count(const std::string& v) {
@@ -513,6 +518,7 @@ std::string unknown_key_message(const std::string& path) {
   if (std::find(keys.begin(), keys.end(), path) == keys.end() && !siblings.empty() && path.find('.') == std::string::npos)
     return fmt::format("is a section, not a value; set its keys: {}", join(siblings, ", "));
   std::string message = "unknown key";
+  if (const auto hint = key_hint(path, keys)) return message + "; " + *hint;
   if (const std::string guess = closest_match(path, keys); !guess.empty()) return message + fmt::format(" (did you mean '{}'?)", guess);
   if (!siblings.empty()) return message + fmt::format("; {} has: {}", section_of(path), join(siblings, ", "));
   std::set<std::string> sections;
@@ -583,6 +589,8 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
     }
   }
   for (const auto& [key, leaf] : tree) recipe.origins[key] = leaf.origin;
+  const std::string unset_origin = fmt::format("{} (not set)", path);
+  for (const auto& f : schema()) recipe.origins.emplace(f.path, unset_origin);
   // A key that already failed to read holds its default: a rule about it, or one that compares
   // another key with it (the message names it), would blame what the user did not write.
   const auto names_a_failed_key = [&](const std::string& message) {
@@ -591,7 +599,7 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
   cross_check(recipe, options, [&](const std::string& key, const std::string& message) {
     if (failed.count(key) || names_a_failed_key(message)) return;
     const auto it = tree.find(key);
-    problems.add(it == tree.end() ? "(default)" : it->second.origin, key, message);
+    problems.add(it == tree.end() ? unset_origin : it->second.origin, key, message);
   });
   problems.throw_if_any();
   return recipe;

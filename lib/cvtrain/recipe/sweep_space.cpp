@@ -9,6 +9,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/recipe/key_hints.h"
 #include "cvtrain/recipe/recipe_loader.h"
 
 namespace cvtrain {
@@ -165,6 +166,13 @@ bool check_top_keys(const YAML::Node& root, const std::vector<std::string>& know
   return misplaced;
 }
 
+// "not a recipe key" with the key meant: another tool's name for it, the right section, or a typo's nearest key.
+std::string not_a_recipe_key(const std::string& key, const std::vector<std::string>& known_keys) {
+  if (const auto hint = key_hint(key, known_keys)) return "not a recipe key; " + *hint;
+  const std::string guess = closest_match(key, known_keys);
+  return fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+}
+
 // The keys under space:, each a recipe key with its kind of search.
 void read_dimensions(const YAML::Node& dims, const std::vector<std::string>& known_keys, SweepSpace& space, Problems& problems) {
   for (const auto& item : dims) {
@@ -173,12 +181,11 @@ void read_dimensions(const YAML::Node& dims, const std::vector<std::string>& kno
       read_dimension(key, item.second, space, problems);
       continue;
     }
-    const std::string guess = closest_match(key, known_keys);
     const bool section = item.second.IsMap() && item.second.size() > 0 && is_recipe_section(key, known_keys);
     problems.add(item.first, key,
                  section ? fmt::format("a recipe section; search its keys dotted, e.g. {}.{}: [...]", key,
                                        item.second.begin()->first.as<std::string>())
-                         : fmt::format("not a recipe key{}", guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
+                         : not_a_recipe_key(key, known_keys));
   }
 }
 
