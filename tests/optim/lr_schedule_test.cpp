@@ -83,3 +83,25 @@ TEST_CASE("step_on_epochs holds the learning rate for a whole epoch", "[optim]")
   CHECK(s.at(20) == Approx(1.0));    // the cosine of epoch 0 of the 8 after the warmup
   CHECK(s.at(99) == Approx(0.5 * (1 + std::cos(M_PI * 7 / 8))));
 }
+
+TEST_CASE("a resume under a stretched schedule says how the learning rate jumps, and an unchanged one says nothing", "[optim]") {
+  ScheduleSpec spec;
+  spec.name = ScheduleKind::kCosine;
+  spec.warmup_epochs = 0;
+  const LrSchedule finished(spec, 0.1, 10, 100), stretched(spec, 0.1, 10, 200);
+  REQUIRE(finished.at(100) == Approx(0.0).margin(1e-12));  // the saved run's cosine ended at 0
+  const auto jump = lr_jump(finished.at(100), stretched.at(100), 100, "runs/a/checkpoints/step-00000100");
+  REQUIRE(jump.has_value());
+  CHECK(jump->climbs);
+  CHECK_THAT(jump->message, Catch::StartsWith("the learning rate goes on at 0.05 from step 101, where the saved run's schedule had 0"));
+  CHECK_THAT(jump->message, Catch::Contains("model.pretrained=runs/a/checkpoints/step-00000100/model.safetensors"));
+
+  const auto shorter = lr_jump(stretched.at(50), finished.at(50), 50, "c");  // a shorter run: the rate falls, said without advice
+  REQUIRE(shorter.has_value());
+  CHECK_FALSE(shorter->climbs);
+  CHECK_THAT(shorter->message, !Catch::Contains("model.pretrained"));
+
+  CHECK_FALSE(lr_jump(finished.at(40), finished.at(40), 40, "c").has_value());  // the same schedule
+  CHECK_FALSE(lr_jump(0.0500, 0.0504, 40, "c").has_value());                    // within 1 %
+  CHECK_FALSE(lr_jump(-1, 0.05, 40, "c").has_value());                          // a checkpoint that did not say
+}

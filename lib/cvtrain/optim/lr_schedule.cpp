@@ -2,6 +2,8 @@
 // benchmark, and tests/parity/check_schedules.py compares the timm-style settings with timm's schedulers.
 #include "cvtrain/optim/lr_schedule.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -41,6 +43,19 @@ double LrSchedule::at(int64_t step) const {
     return base_lr_ * std::pow(spec_.gamma, passed);
   }
   return base_lr_;
+}
+
+std::optional<LrJump> lr_jump(double saved_next_lr, double lr_now, int64_t steps_done, const std::string& checkpoint) {
+  if (saved_next_lr < 0 || std::abs(lr_now - saved_next_lr) <= 0.01 * std::max(lr_now, saved_next_lr)) return std::nullopt;
+  const bool climbs = lr_now > 2 * saved_next_lr;
+  return LrJump{fmt::format("the learning rate goes on at {:.4g} from step {}, where the saved run's schedule had {:.4g}: this run's "
+                            "train.epochs, train.max_steps, optim.lr or schedule keys reshape it{}",
+                            lr_now, steps_done + 1, saved_next_lr,
+                            climbs ? ". To train on at a low rate instead, start a new run (another output) from these weights with a "
+                                     "schedule of its own: model.pretrained=" +
+                                         checkpoint + "/model.safetensors"
+                                   : ""),
+                climbs};
 }
 
 }  // namespace cvtrain

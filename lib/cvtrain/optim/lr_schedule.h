@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "cvtrain/recipe/recipe.h"
 
@@ -21,5 +23,17 @@ class LrSchedule {
   int64_t total_steps_;
   int64_t warmup_steps_;
 };
+
+// What a resume with another schedule does to the learning rate, when it jumps: "the learning rate
+// goes on at 0.05 from step 16, where the saved run's schedule had 1.2e-05 ...". `climbs` when it
+// more than doubles (a cosine stretched by a larger train.epochs climbs back up from its end), which
+// unsettles trained weights. nullopt when the two agree within 1 %, or `saved_next_lr` is not known
+// (negative: a checkpoint from before cvtrain saved it).
+struct LrJump {
+  std::string message;
+  bool climbs = false;
+};
+// `checkpoint` is the folder resumed from, named in the advice.
+std::optional<LrJump> lr_jump(double saved_next_lr, double lr_now, int64_t steps_done, const std::string& checkpoint);
 
 }  // namespace cvtrain

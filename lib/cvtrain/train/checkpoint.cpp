@@ -83,10 +83,11 @@ void restore_rng_states(const NamedTensors& states, const std::string& file) {
 }
 
 std::string state_text(const TrainPosition& p, const Recipe& recipe) {
-  return fmt::format("step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nloss_scale {:.17g}\nscale_growth_tracker {}\n"
-                     "global_batch {}\nseed {}\ncvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
-                     p.step, p.epoch, p.batches_done, p.skipped_steps, p.loss_scale, p.scale_growth_tracker, recipe.train.global_batch,
-                     recipe.train.seed, kVersion, TORCH_VERSION, cuda_runtime_version(), nccl_version());
+  return fmt::format(
+      "step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nloss_scale {:.17g}\nscale_growth_tracker {}\n"
+      "global_batch {}\nnext_lr {:.17g}\nseed {}\ncvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
+      p.step, p.epoch, p.batches_done, p.skipped_steps, p.loss_scale, p.scale_growth_tracker, recipe.train.global_batch, p.next_lr,
+      recipe.train.seed, kVersion, TORCH_VERSION, cuda_runtime_version(), nccl_version());
 }
 
 int64_t step_of(const fs::path& folder) {
@@ -229,10 +230,14 @@ TrainPosition read_position(const std::string& folder) {
     }
   };
   const auto whole = [&](const char* key) { return static_cast<int64_t>(number(key)); };
-  return TrainPosition{whole("step"),         whole("epoch"),
-                       whole("batches_done"), whole("skipped_steps"),
-                       number("loss_scale"),  whole("scale_growth_tracker"),
-                       values.count("global_batch") ? whole("global_batch") : 0};
+  return TrainPosition{whole("step"),
+                       whole("epoch"),
+                       whole("batches_done"),
+                       whole("skipped_steps"),
+                       number("loss_scale"),
+                       whole("scale_growth_tracker"),
+                       values.count("global_batch") ? whole("global_batch") : 0,
+                       values.count("next_lr") ? number("next_lr") : -1};
 }
 
 CheckpointContents load_checkpoint(const std::string& folder) {

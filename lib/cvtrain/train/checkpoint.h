@@ -30,6 +30,7 @@ struct TrainPosition {
   double loss_scale = 0;      // fp16's dynamic loss scale (0: not fp16)
   int64_t scale_growth_tracker = 0;
   int64_t global_batch = 0;  // train.global_batch of the run that saved it (0: not known)
+  double next_lr = -1;       // the learning rate the saving run's schedule gives the next step (-1: not known)
   // The same samples of the epoch done, counted in batches of `global` (rounded down: at most one
   // batch's samples are seen twice). Steps, and so the schedule, stay where they were.
   TrainPosition in_batches_of(int64_t global) const {
