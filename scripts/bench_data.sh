@@ -14,14 +14,9 @@
 #                                    VIEWS="train eval augmented" to time some of the views
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh > /dev/null
-CVTRAIN_HOME=${CVTRAIN_HOME:-$HOME/.cache/cvtrain}
-PYTHON="$CVTRAIN_HOME/venv/bin/python"
-COUNT=${COUNT:-2560}
+source scripts/bench_data/photographs.sh
 ROUNDS=${ROUNDS:-3}
 BATCHES=${BATCHES:-10}
-IMAGES="$CVTRAIN_HOME/bench_data/images_$COUNT"
-"$PYTHON" scripts/bench_data/make_images.py "$IMAGES" --count "$COUNT"
 echo "$COUNT JPEGs in $IMAGES ($(du -sh "$IMAGES" | cut -f1)); batch 256, RandomResizedCrop 224, flip; $BATCHES timed batches,"
 echo "best of $ROUNDS alternating rounds per side; $(nproc) cores"
 

@@ -74,7 +74,8 @@ Command add_inspect_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
   auto* cmd = data.add_subcommand("inspect", "Summarise a shards folder: samples, shards, classes, sizes");
   cmd->add_option("dir", args->source, "Folder written by `cvtrain data pack`")->required();
-  cmd->add_flag("--verify", args->verify, "Decode every sample; exit 1 if any is unusable");
+  cmd->add_flag("--verify", args->verify,
+                "Check every sample's bytes against the checksum the pack stored and decode it; exit 1 if any is unusable");
   return {cmd, [args] {
             const ShardInspection inspection = inspect_shards(args->source, args->verify);
             std::fputs(inspection.summary().c_str(), stdout);

@@ -2,8 +2,10 @@
 // re-encoding on resize, bad sources skipped, malformed shards named.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/image_folder.h"
@@ -40,7 +42,61 @@ class FailingAt : public ImageFolderDataset {
   size_t bad_;
 };
 
+// DIR/src (3 JPEGs of each of 2 classes) packed into DIR/packed as one shard; returns its path.
+std::string pack_three_per_class(const TempDir& dir) {
+  make_folder(dir, 3);
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  pack_shards(folder, folder.class_names(), dir.file("packed"), PackOptions{});
+  return dir.file("packed/shard-00000.cvts");
+}
+
+// Rewrites a shard as version 1 wrote it: index entries without their checksum, magic CVTSHRD1.
+void rewrite_as_version_1(const std::string& shard) {
+  std::ifstream in(shard, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  uint64_t count = 0, index_offset = 0;
+  std::memcpy(&count, bytes.data() + bytes.size() - 24, 8);  // little-endian, as x86
+  std::memcpy(&index_offset, bytes.data() + bytes.size() - 16, 8);
+  std::string rewritten = bytes.substr(0, index_offset);
+  for (uint64_t i = 0; i < count; ++i) rewritten += bytes.substr(index_offset + i * 20, 16);
+  rewritten += bytes.substr(bytes.size() - 24, 16) + "CVTSHRD1";
+  std::ofstream(shard, std::ios::binary | std::ios::trunc) << rewritten;
+}
+
 }  // namespace
+
+TEST_CASE("a sample whose bytes changed since the pack is unreadable and named; version-1 shards still read", "[data]") {
+  TempDir dir;
+  const std::string shard = pack_three_per_class(dir);
+  // Sample 0 is ant/0.jpg, stored byte for byte from offset 0: one flipped bit in its entropy-coded
+  // data still decodes (into other pixels), so only the checksum can tell.
+  const auto middle = static_cast<std::streamoff>(std::filesystem::file_size(dir.file("src/ant/0.jpg")) / 2);
+  std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(middle);
+  const char byte = static_cast<char>(f.get() ^ 0x04);
+  f.seekp(middle);
+  f.put(byte);
+  f.close();
+
+  const ShardDataset damaged(dir.file("packed"), 0);
+  CHECK_THROWS_WITH(damaged.read(0), Catch::Contains("shard-00000.cvts #0: its bytes changed since it was packed") &&
+                                         Catch::Contains("copy the shard again, or repack"));
+  CHECK_NOTHROW(damaged.read(1));
+  const ShardInspection verified = inspect_shards(dir.file("packed"), true);
+  REQUIRE(verified.unreadable.size() == 1);
+  CHECK_THAT(verified.unreadable[0], Catch::Contains("#0: its bytes changed"));
+  CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 5 of 6 samples decode\n"));
+
+  rewrite_as_version_1(shard);  // an older pack: read as before, and blind to the flipped bit
+  const ShardDataset old(dir.file("packed"), 0);
+  REQUIRE(old.size() == 6);
+  CHECK(old.label(5) == 1);
+  CHECK_NOTHROW(old.load(0));
+  std::ifstream source(dir.file("src/ant/2.jpg"), std::ios::binary);
+  const std::vector<uint8_t> original((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  CHECK(old.read(2).encoded == original);
+}
 
 TEST_CASE("a pack that fails part way leaves the folder's earlier pack whole, and a folder packs onto itself", "[data]") {
   TempDir dir;
@@ -135,10 +191,7 @@ TEST_CASE("packing with --resize re-encodes large images and skips unusable ones
 
 TEST_CASE("malformed shards are errors naming the shard", "[data]") {
   TempDir dir;
-  make_folder(dir, 3);
-  const ImageFolderDataset folder(dir.file("src"), 0);
-  pack_shards(folder, folder.class_names(), dir.file("packed"), PackOptions{});
-  const std::string shard = dir.file("packed/shard-00000.cvts");
+  const std::string shard = pack_three_per_class(dir);
   SECTION("truncated") {
     std::filesystem::resize_file(shard, std::filesystem::file_size(shard) - 5);
     CHECK_THROWS_WITH(ShardDataset(dir.file("packed"), 0), Catch::Contains("shard-00000.cvts: no shard footer") && Catch::Contains("truncated"));

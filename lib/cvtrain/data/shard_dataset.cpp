@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "cvtrain/core/crc32c.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
@@ -27,9 +28,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[8] = {'C', 'V', 'T', 'S', 'H', 'R', 'D', '1'};
+// Version 1's index entries have no checksum; version 2 (written since) adds each sample's CRC-32C.
+constexpr char kMagicV1[8] = {'C', 'V', 'T', 'S', 'H', 'R', 'D', '1'};
+constexpr char kMagicV2[8] = {'C', 'V', 'T', 'S', 'H', 'R', 'D', '2'};
 constexpr size_t kFooterBytes = 24;
-constexpr size_t kIndexEntryBytes = 16;
+constexpr size_t kIndexEntryBytesV1 = 16;
+constexpr size_t kIndexEntryBytesV2 = 20;
 
 uint64_t get_u64(const uint8_t* p) {
   uint64_t v = 0;
@@ -107,19 +111,22 @@ void ShardDataset::read_index(uint32_t shard) {
   uint8_t footer[kFooterBytes];
   read_exactly(fd, footer, kFooterBytes, static_cast<uint64_t>(file_size) - kFooterBytes, path);
   // The footer is written last: without it the file is cut short (an interrupted pack or copy) or no shard.
-  if (std::memcmp(footer + 16, kMagic, sizeof kMagic) != 0)
+  const bool checksummed = std::memcmp(footer + 16, kMagicV2, sizeof kMagicV2) == 0;
+  if (!checksummed && std::memcmp(footer + 16, kMagicV1, sizeof kMagicV1) != 0)
     throw Error(fmt::format("{}: no shard footer at its end: the file is truncated (an interrupted pack or copy) or not a cvtrain "
                             "shard; copy it again or rebuild the folder with cvtrain data pack",
                             path));
   const uint64_t count = get_u64(footer), index_offset = get_u64(footer + 8);
   const auto index_end = static_cast<uint64_t>(file_size) - kFooterBytes;
-  if (index_offset > index_end || (index_end - index_offset) / kIndexEntryBytes != count || (index_end - index_offset) % kIndexEntryBytes)
+  const size_t entry_bytes = checksummed ? kIndexEntryBytesV2 : kIndexEntryBytesV1;
+  if (index_offset > index_end || (index_end - index_offset) / entry_bytes != count || (index_end - index_offset) % entry_bytes)
     throw Error(fmt::format("{}: index of {} entries does not fit the file (truncated or overwritten?)", path, count));
   std::vector<uint8_t> index(index_end - index_offset);
   read_exactly(fd, index.data(), index.size(), index_offset, path);
   for (uint64_t i = 0; i < count; ++i) {
-    const uint8_t* e = index.data() + i * kIndexEntryBytes;
-    Entry entry{shard, static_cast<uint32_t>(i), get_u64(e), get_u32(e + 8), get_u32(e + 12)};
+    const uint8_t* e = index.data() + i * entry_bytes;
+    Entry entry{shard,           static_cast<uint32_t>(i),          get_u64(e), get_u32(e + 8),
+                get_u32(e + 12), checksummed ? get_u32(e + 16) : 0, checksummed};
     if (entry.offset + entry.size > index_offset)
       throw Error(fmt::format("{}: sample {} lies outside the data section", path, i));
     if (entry.label >= classes_.size())
@@ -133,6 +140,11 @@ RawSample ShardDataset::read(size_t index) const {
   RawSample sample;
   sample.encoded.resize(e.size);
   read_exactly(fds_[e.shard], sample.encoded.data(), e.size, e.offset, describe(index));
+  if (e.checksummed && crc32c(sample.encoded.data(), e.size) != e.checksum)
+    throw Error(
+        fmt::format("{}: its bytes changed since it was packed (CRC-32C {:08x}, packed as {:08x}): a damaged copy or disk; "
+                    "copy the shard again, or repack (`cvtrain data inspect --verify` lists every damaged sample)",
+                    describe(index), crc32c(sample.encoded.data(), e.size), e.checksum));
   return sample;
 }
 
@@ -234,6 +246,7 @@ PackReport write_shard(const Dataset& source, size_t begin, size_t end, const st
       put_u64(index, offset);
       put_u32(index, static_cast<uint32_t>(p.bytes.size()));
       put_u32(index, static_cast<uint32_t>(source.label(i)));
+      put_u32(index, crc32c(p.bytes.data(), p.bytes.size()));
       offset += p.bytes.size();
       ++count;
       report.reencoded += p.reencoded ? 1 : 0;
@@ -242,7 +255,7 @@ PackReport write_shard(const Dataset& source, size_t begin, size_t end, const st
   std::string footer;
   put_u64(footer, count);
   put_u64(footer, offset);
-  footer.append(kMagic, sizeof kMagic);
+  footer.append(kMagicV2, sizeof kMagicV2);
   out.write(index.data(), static_cast<std::streamsize>(index.size()));
   out.write(footer.data(), static_cast<std::streamsize>(footer.size()));
   out.close();

@@ -1,8 +1,10 @@
 // Packed shards: a dataset as a few large files of encoded images, so a job opens N files instead
 // of millions. Layout of DIR: classes.txt (one class name per line, line i = label i) and
 // shard-00000.cvts, shard-00001.cvts, ...; each shard is the images' bytes back to back, then an
-// index of (offset u64, size u32, label u32) per image, then a 24-byte footer: count u64,
-// index offset u64, magic "CVTSHRD1" (all little-endian). Written by `cvtrain data pack`.
+// index of (offset u64, size u32, label u32, CRC-32C of the bytes u32) per image, then a 24-byte
+// footer: count u64, index offset u64, magic "CVTSHRD2" (all little-endian). Written by `cvtrain
+// data pack`. Shards of version 1 ("CVTSHRD1", index entries without the checksum) still read.
+// A sample whose bytes no longer match their checksum is unreadable, as a corrupt image is.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,8 @@ class ShardDataset : public Dataset {
     uint64_t offset;
     uint32_t size;
     uint32_t label;
+    uint32_t checksum;  // CRC-32C of the bytes, where `checksummed` (version 2)
+    bool checksummed;
   };
   void read_index(uint32_t shard);
 

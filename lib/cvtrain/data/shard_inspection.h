@@ -1,5 +1,5 @@
 // `cvtrain data inspect`: what a shards folder holds (samples, shards, classes, sizes) and, when
-// asked, which of its samples do not decode.
+// asked, which of its samples no longer match their checksum or do not decode.
 #pragma once
 
 #include <cstddef>

@@ -7,26 +7,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
+#include "cvtrain/core/crc32c.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/this_machine.h"
 
 namespace cvtrain {
 namespace {
-
-std::array<uint32_t, 256> crc32c_table() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;  // reflected Castagnoli polynomial
-    table[i] = c;
-  }
-  return table;
-}
 
 void put_varint(std::string& out, uint64_t value) {
   while (value >= 0x80) {
@@ -52,14 +42,6 @@ void put_bytes(std::string& out, int field, const std::string& bytes) {
 }
 
 }  // namespace
-
-uint32_t crc32c(const void* data, size_t size) {
-  static const std::array<uint32_t, 256> table = crc32c_table();
-  const auto* p = static_cast<const uint8_t*>(data);
-  uint32_t crc = 0xFFFFFFFFu;
-  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return crc ^ 0xFFFFFFFFu;
-}
 
 uint32_t masked_crc32c(const void* data, size_t size) {
   const uint32_t crc = crc32c(data, size);

@@ -11,8 +11,7 @@
 
 namespace cvtrain {
 
-// CRC-32C (Castagnoli) of `size` bytes, and the masked form TFRecord stores.
-uint32_t crc32c(const void* data, size_t size);
+// The masked CRC-32C (core/crc32c.h) TFRecord stores.
 uint32_t masked_crc32c(const void* data, size_t size);
 
 class EventFile {
