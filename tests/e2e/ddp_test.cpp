@@ -108,10 +108,14 @@ TEST_CASE("a training rank that exits at step 3 stops the whole job at once", "[
 
 TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e2e][ranks]") {
   TempDir dir;
-  // Two steps of ResNet-18 at 8 images per rank: BatchNorm over so few samples amplifies the
-  // float rounding of a different summation order, so the bound is 1e-3 rather than the MLP's 1e-5
-  // (measured: 6e-4 with SyncBN, 0.17 with per-rank statistics). Plain NCHW layout: channels_last
-  // alone moves one rank's weights by 5e-3 here (other convolution kernels, other rounding).
+  // Two steps of ResNet-18 at 8 images per rank: BatchNorm amplifies the float rounding of another
+  // summation order (convolution kernels chosen for a batch of 8 rather than 16), most in the stem
+  // convolution's weights, and by how much depends on the CPU's kernels. Measured, the largest
+  // weight difference with SyncBN against per-rank statistics: 6e-4 against 0.17 on one machine,
+  // 2.6e-3 (the stem; the other tensors 1e-4) against 0.17 on an AVX-512 EPYC. So the bound is
+  // loose (1e-2, the MLP's is 1e-5) and the test is the ratio: per-rank statistics at least 20 times
+  // further from the whole-batch run. Plain NCHW layout: channels_last alone moves one rank's
+  // weights by 5e-3 here (other convolution kernels, other rounding).
   const std::string common = " model.arch=resnet18 model.small_stem=true data.max_samples=64 data.val= train.max_steps=2"
                              " train.global_batch=16 optim.lr=0.01 data.workers=0 train.channels_last=false";
   const Run run = shell("set -e\n"
@@ -145,8 +149,8 @@ TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e
   const double synced = difference(dir.file("single/model.pt"), dir.file("sync/model.pt"));
   const double local = difference(dir.file("single/model.pt"), dir.file("local/model.pt"));
   INFO("sync_bn " << synced << ", per-rank statistics " << local);
-  CHECK(synced < 1e-3);
-  CHECK(local > 100 * synced);  // per-rank statistics really differ, so the check above means something
+  CHECK(synced < 1e-2);
+  CHECK(local > 20 * synced);  // SyncBN is far closer to the whole batch than per-rank statistics are
 }
 
 // train.cuda_graphs' step body (staged inputs, learning rate and host decisions; the update decided
