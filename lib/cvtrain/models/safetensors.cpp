@@ -14,6 +14,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/core/weights_format.h"
 
 namespace cvtrain {
 namespace {
@@ -219,22 +220,9 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// What a file that is no safetensors file most likely is, from its first bytes ("" if unknown).
-std::string other_weight_format(const std::vector<uint8_t>& file) {
-  const auto starts_with = [&](std::initializer_list<uint8_t> magic) {
-    return file.size() >= magic.size() && std::equal(magic.begin(), magic.end(), file.begin());
-  };
-  if (starts_with({'P', 'K', 3, 4})) return "a zip archive: torch.save's .pt/.pth, or LibTorch's torch::save such as a run's model.pt";
-  if (file.size() >= 2 && file[0] == 0x80 && file[1] >= 2 && file[1] <= 5) return "a Python pickle: torch.save's legacy format";
-  if (starts_with({0x89, 'H', 'D', 'F'})) return "an HDF5 file";
-  return "";
-}
-
 NotSafetensors not_safetensors(const std::vector<uint8_t>& file, const std::string& source, const std::string& detail) {
-  const std::string kind = other_weight_format(file);
-  return NotSafetensors(fmt::format("{}: not a safetensors file ({}); give a checkpoint's model.safetensors or `cvtrain export`'s "
-                                    "file, or convert with safetensors.torch.save_file",
-                                    source, kind.empty() ? detail : "it is " + kind));
+  const std::string kind = other_weight_format(file.data(), file.size());
+  return NotSafetensors(not_safetensors_message(source, kind.empty() ? detail : "it is " + kind));
 }
 
 }  // namespace

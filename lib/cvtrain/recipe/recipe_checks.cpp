@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cvtrain/core/weights_format.h"
 #include "cvtrain/recipe/batch_plan.h"
 
 namespace cvtrain {
@@ -148,8 +149,12 @@ void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& 
   if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
   if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
   std::error_code missing_file;
-  if (options.check_paths && !r.model.pretrained.empty() && !fs::is_regular_file(r.model.pretrained, missing_file))
-    check.fail("model.pretrained", missing_path("model.pretrained", r.model.pretrained, "is not a file"));
+  if (options.check_paths && !r.model.pretrained.empty()) {
+    if (!fs::is_regular_file(r.model.pretrained, missing_file))
+      check.fail("model.pretrained", missing_path("model.pretrained", r.model.pretrained, "is not a file"));
+    else if (const auto problem = safetensors_file_problem(r.model.pretrained))
+      check.fail("model.pretrained", *problem);
+  }
   if (options.check_paths && !synthetic) check_paths(r, check);
   if (r.data.mean.empty()) check.fail("data.mean", "needs one value per image channel, e.g. [0.485, 0.456, 0.406]");
   if (r.data.mean.size() != r.data.std.size())
