@@ -75,9 +75,15 @@ Command add_check_command(CLI::App& app) {
 }
 
 Command add_models_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("models", "List the model architectures model.arch accepts");
-  return {cmd, [] {
-            for (const auto& name : model_names()) std::cout << name << "\n";
+  auto* cmd = app.add_subcommand("models", "List the model architectures model.arch accepts: whose weight names each uses, its switches");
+  auto names_only = std::make_shared<bool>(false);
+  cmd->add_flag("--names", *names_only, "Only the names, one a line (for scripts)");
+  return {cmd, [names_only] {
+            if (*names_only) {
+              for (const auto& name : model_names()) std::cout << name << "\n";
+            } else {
+              std::cout << architecture_table();
+            }
             return 0;
           }};
 }

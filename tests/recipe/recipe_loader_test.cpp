@@ -298,6 +298,21 @@ TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
   CHECK(recipe_to_yaml(second) == printed);
 }
 
+TEST_CASE("cvtrain models lists every architecture with the model its weights are named after and its switches", "[recipe]") {
+  const std::string table = architecture_table();
+  for (const std::string& name : model_names()) CHECK_THAT(table, Catch::Contains("\n" + name + " "));
+  const auto row = [&](const std::string& name) {
+    const size_t at = table.find("\n" + name + " ");
+    return table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+  };
+  CHECK_THAT(row("resnet50"), Catch::Contains("torchvision resnet50 ") && Catch::Contains("small_stem, drop_path, grad_checkpointing") &&
+                                  Catch::EndsWith("any"));
+  CHECK_THAT(row("vit_base_patch16"),
+             Catch::Contains("timm vit_base_patch16_224 ") && !Catch::Contains("small_stem") && Catch::EndsWith("a multiple of 16"));
+  CHECK_THAT(row("convnext_tiny"), Catch::Contains("timm convnext_tiny "));
+  CHECK_THAT(row("small_cnn"), Catch::Contains("cvtrain's own") && Catch::Contains(" - "));
+}
+
 TEST_CASE("switches of other architectures are errors, not silently ignored", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

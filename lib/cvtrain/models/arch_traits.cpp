@@ -40,6 +40,38 @@ const ArchTraits* arch_traits(const std::string& name) {
   return nullptr;
 }
 
+std::string reference_model_name(const ArchTraits& arch) {
+  return arch.keys == KeyNames::kTimm && arch.patch > 0 ? arch.name + "_224" : arch.name;
+}
+
+std::string reference_model(const ArchTraits& arch) {
+  switch (arch.keys) {
+    case KeyNames::kTorchvision:
+      return "torchvision " + reference_model_name(arch);
+    case KeyNames::kTimm:
+      return "timm " + reference_model_name(arch);
+    case KeyNames::kCvtrain:
+      break;
+  }
+  return "cvtrain's own";
+}
+
+std::string architecture_table() {
+  std::string table = fmt::format("{:<19}{:<32}{:<43}{}\n", "model.arch", "weights named as", "model.* switches", "model.image_size");
+  for (const ArchTraits& arch : architectures()) {
+    std::vector<std::string> switches;
+    if (arch.small_stem) switches.push_back("small_stem");
+    if (arch.drop_path) switches.push_back("drop_path");
+    if (arch.residual_blocks) switches.push_back("grad_checkpointing");
+    table += fmt::format("{:<19}{:<32}{:<43}{}\n", arch.name, reference_model(arch), switches.empty() ? "-" : join(switches, ", "),
+                         arch.patch > 0 ? fmt::format("a multiple of {}", arch.patch) : "any");
+  }
+  return table +
+         "Every model also takes num_classes, image_size, in_channels, sync_bn, pretrained and pretrained_strict.\n"
+         "Weights named as torchvision's or timm's load into that library as they are (cvtrain export),\n"
+         "and model.pretrained takes theirs.\n";
+}
+
 std::vector<std::string> model_names() {
   std::vector<std::string> names;
   for (const auto& arch : architectures()) names.push_back(arch.name);

@@ -29,6 +29,16 @@ const std::vector<ArchTraits>& architectures();
 const ArchTraits* arch_traits(const std::string& name);
 std::vector<std::string> model_names();
 
+// The model whose state-dict names the weights use: "torchvision resnet50", "timm
+// vit_base_patch16_224" (timm names its ViTs after the 224-pixel input), "cvtrain's own".
+std::string reference_model(const ArchTraits& arch);
+// The timm or torchvision name alone ("vit_base_patch16_224"); the arch's own for cvtrain's.
+std::string reference_model_name(const ArchTraits& arch);
+
+// `cvtrain models`: one line per architecture, what its weights are named after, the model.*
+// switches it takes and what input size it needs.
+std::string architecture_table();
+
 // What is wrong with a model section for its architecture: an unknown name (with a guess), a
 // switch the architecture lacks, an image size its patches do not tile.
 std::vector<KeyProblem> model_problems(const ModelSpec& spec);

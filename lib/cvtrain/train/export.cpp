@@ -89,8 +89,8 @@ std::string loading_hint(const ExportResult& r, const std::string& out) {
                        r.arch, classes, out);
   }
   if (keys == KeyNames::kTimm) {
-    const bool vit = traits->patch > 0;  // timm names its ViTs after the image size: vit_base_patch16_224
-    const std::string timm_name = vit ? r.arch + "_224" : r.arch;
+    const bool vit = traits->patch > 0;
+    const std::string timm_name = reference_model_name(*traits);
     std::string extra;
     if (vit && r.image_size != 224) extra += fmt::format(", img_size={}", r.image_size);
     if (r.in_channels != 3) extra += fmt::format(", in_chans={}", r.in_channels);
