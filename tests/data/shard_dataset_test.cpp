@@ -151,6 +151,20 @@ TEST_CASE("packing an ImageFolder keeps every sample, byte for byte, in order", 
   CHECK(prepare_sample(shards, 5, t).pixels == prepare_sample(folder, 5, t).pixels);
 }
 
+TEST_CASE("packing reports its progress after each block, in order, ending with every sample", "[data]") {
+  TempDir dir;
+  make_folder(dir, 80);  // 160 samples: blocks of 64 per worker
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  PackOptions options;
+  options.shards = 3;
+  options.workers = 1;
+  std::vector<size_t> reported;
+  options.progress = [&](size_t done) { reported.push_back(done); };
+  pack_shards(folder, folder.class_names(), dir.file("packed"), options);
+  // Shards of 53, 53 and 54 samples, each in blocks of at most 64: one report per block.
+  CHECK(reported == std::vector<size_t>{53, 106, 160});
+}
+
 TEST_CASE("a class name with a line break is refused before anything is written, since classes.txt holds one per line", "[data]") {
   TempDir dir;
   make_folder(dir, 2);
