@@ -41,18 +41,18 @@ std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::strin
   return open_dataset(spec, path, 0);
 }
 
-// "packing: 120,000 of 1,281,167 samples (9.4%), 2,150/s, ETA 9m00s": redrawn in place on a terminal
+// "packing: 120000 of 1281167 samples (9.4%), 2150/s, ETA 9m00s": redrawn in place on a terminal
 // (five times a second at most), a log line every 30 s otherwise, so an hour's pack is never silent.
-std::function<void(size_t)> pack_progress(size_t total, const Stopwatch& clock) {
+std::function<void(size_t, size_t)> sample_progress(const std::string& doing, const Stopwatch& clock) {
   const bool terminal = ProgressDisplay::stderr_is_terminal();
   auto last_shown = std::make_shared<double>(0.0);
-  return [=](size_t done) {
+  return [=](size_t done, size_t total) {
     const double now = clock.seconds();
     if (done < total && now - *last_shown < (terminal ? 0.2 : 30.0)) return;
     if (done == total && !terminal) return;  // the closing "wrote ..." line says it
     *last_shown = now;
     const double rate = static_cast<double>(done) / std::max(now, 1e-9);
-    const std::string line = fmt::format("packing: {} of {} samples ({:.1f}%), {:.0f}/s, ETA {}", done, total,
+    const std::string line = fmt::format("{}: {} of {} samples ({:.1f}%), {:.0f}/s, ETA {}", doing, done, total,
                                          100.0 * static_cast<double>(done) / static_cast<double>(std::max<size_t>(total, 1)), rate,
                                          format_duration(static_cast<double>(total - done) / std::max(rate, 1e-9)));
     if (!terminal) return log::info("{}", line);
@@ -66,7 +66,7 @@ int run_data_pack(const DataArgs& args) {
   log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards, args.destination);
   Stopwatch clock;
   PackOptions options = args.pack;
-  options.progress = pack_progress(source->size(), clock);
+  options.progress = sample_progress("packing", clock);
   const PackReport report = pack_shards(*source, source->class_names(), args.destination, options);
   log::info("wrote {} samples ({} re-encoded, {} skipped as unusable), {:.1f} MB in {}", report.written, report.reencoded,
             report.skipped, static_cast<double>(report.bytes) / 1e6, format_duration(clock.seconds()));
@@ -98,8 +98,16 @@ Command add_inspect_command(CLI::App& data) {
   cmd->add_option("dir", args->source, "Folder written by `cvtrain data pack`")->required();
   cmd->add_flag("--verify", args->verify,
                 "Check every sample's bytes against the checksum the pack stored and decode it; exit 1 if any is unusable");
+  cmd->add_option("--workers", args->pack.workers, "Threads that --verify checks and decodes with")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   return {cmd, [args] {
-            const ShardInspection inspection = inspect_shards(args->source, args->verify);
+            VerifyOptions options;
+            options.verify = args->verify;
+            options.workers = args->pack.workers;
+            const Stopwatch clock;
+            options.progress = sample_progress("verifying", clock);
+            const ShardInspection inspection = inspect_shards(args->source, options);
             std::fputs(inspection.summary().c_str(), stdout);
             return inspection.unreadable.empty() ? 0 : kExitRuntimeError;
           }};

@@ -83,7 +83,7 @@ TEST_CASE("a sample whose bytes changed since the pack is unreadable and named; 
   CHECK_THROWS_WITH(damaged.read(0), Catch::Contains("shard-00000.cvts #0: its bytes changed since it was packed") &&
                                          Catch::Contains("copy the shard again, or repack"));
   CHECK_NOTHROW(damaged.read(1));
-  const ShardInspection verified = inspect_shards(dir.file("packed"), true);
+  const ShardInspection verified = inspect_shards(dir.file("packed"), VerifyOptions{true, 3, {}});
   REQUIRE(verified.unreadable.size() == 1);
   CHECK_THAT(verified.unreadable[0], Catch::Contains("#0: its bytes changed"));
   CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 5 of 6 samples decode\n"));
@@ -159,7 +159,10 @@ TEST_CASE("packing reports its progress after each block, in order, ending with 
   options.shards = 3;
   options.workers = 1;
   std::vector<size_t> reported;
-  options.progress = [&](size_t done) { reported.push_back(done); };
+  options.progress = [&](size_t done, size_t total) {
+    CHECK(total == 160);
+    reported.push_back(done);
+  };
   pack_shards(folder, folder.class_names(), dir.file("packed"), options);
   // Shards of 53, 53 and 54 samples, each in blocks of at most 64: one report per block.
   CHECK(reported == std::vector<size_t>{53, 106, 160});
@@ -234,14 +237,17 @@ TEST_CASE("data inspect summarises a shards folder per class and verifies every 
   PackOptions options;
   options.shards = 2;
   pack_shards(folder, folder.class_names(), dir.file("packed"), options);
-  const ShardInspection quick = inspect_shards(dir.file("packed"), false);
+  const ShardInspection quick = inspect_shards(dir.file("packed"));
   CHECK(quick.samples == 6);
   CHECK(quick.shards == 2);
   CHECK(quick.per_class == std::vector<std::pair<std::string, size_t>>{{"ant", 3}, {"bee", 3}});
   CHECK_THAT(quick.summary(), Catch::Contains("6 samples in 2 shard(s), 2 classes") && Catch::Contains("     3  ant\n") &&
                                   !Catch::Contains("verified"));
-  const ShardInspection verified = inspect_shards(dir.file("packed"), true);
+  std::vector<size_t> progress;
+  const ShardInspection verified = inspect_shards(
+      dir.file("packed"), VerifyOptions{true, 2, [&](size_t done, size_t total) { progress.push_back(done * 100 + total); }});
   CHECK(verified.unreadable.empty());
+  CHECK(progress == std::vector<size_t>{606});  // one block: 6 of 6
   CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 6 of 6 samples decode\n"));
-  CHECK_THROWS_AS(inspect_shards(dir.file("src"), false), Error);
+  CHECK_THROWS_AS(inspect_shards(dir.file("src")), Error);
 }

@@ -251,7 +251,7 @@ PackReport write_shard(const Dataset& source, size_t begin, size_t end, const st
       ++count;
       report.reencoded += p.reencoded ? 1 : 0;
     }
-    if (options.progress) options.progress(last);  // shards cover [0, n) in order: `last` of them are done
+    if (options.progress) options.progress(last, source.size());  // shards cover [0, n) in order: `last` are done
   }
   std::string footer;
   put_u64(footer, count);

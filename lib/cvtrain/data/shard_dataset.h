@@ -62,8 +62,8 @@ struct PackOptions {
   int64_t workers = 2;    // decode/encode threads
   int64_t max_image_pixels = 89478485;  // larger images are skipped as unusable, on their header's size (0 = no limit)
   // Called on the packing thread after each block of samples with how many of the source's are done
-  // (written or skipped), the last call with all of them; unset: nothing.
-  std::function<void(size_t done)> progress;
+  // (written or skipped) and their total, the last call with all of them; unset: nothing.
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 struct PackReport {

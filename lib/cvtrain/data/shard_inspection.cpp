@@ -3,12 +3,36 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/shard_dataset.h"
 
 namespace cvtrain {
+namespace {
 
-ShardInspection inspect_shards(const std::string& folder, bool verify) {
+// Why each of samples [first, last) is unusable, by `workers` threads; "" for a good one.
+std::vector<std::string> check_block(const ShardDataset& shards, size_t first, size_t last, size_t workers) {
+  std::vector<std::string> failures(last - first);
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      for (size_t i = first + w; i < last; i += workers) {
+        try {
+          shards.load(i);
+        } catch (const Error& e) {
+          failures[i - first] = e.what();
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  return failures;
+}
+
+}  // namespace
+
+ShardInspection inspect_shards(const std::string& folder, const VerifyOptions& options) {
   const ShardDataset shards(folder, 0);
   ShardInspection inspection;
   inspection.folder = folder;
@@ -17,14 +41,15 @@ ShardInspection inspect_shards(const std::string& folder, bool verify) {
   inspection.encoded_bytes = shards.encoded_bytes();
   for (const auto& name : shards.class_names()) inspection.per_class.emplace_back(name, 0);
   for (size_t i = 0; i < shards.size(); ++i) ++inspection.per_class[static_cast<size_t>(shards.label(i))].second;
-  if (!verify) return inspection;
+  if (!options.verify) return inspection;
   inspection.verified = true;
-  for (size_t i = 0; i < shards.size(); ++i) {
-    try {
-      shards.load(i);
-    } catch (const Error& e) {
-      inspection.unreadable.push_back(e.what());
-    }
+  const auto workers = static_cast<size_t>(std::max<int64_t>(1, options.workers));
+  const size_t block = 256 * workers;
+  for (size_t first = 0; first < shards.size(); first += block) {
+    const size_t last = std::min(shards.size(), first + block);
+    for (std::string& failure : check_block(shards, first, last, workers))
+      if (!failure.empty()) inspection.unreadable.push_back(std::move(failure));
+    if (options.progress) options.progress(last, shards.size());
   }
   return inspection;
 }

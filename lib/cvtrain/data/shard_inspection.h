@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +23,14 @@ struct ShardInspection {
   std::string summary() const;  // the report `data inspect` prints
 };
 
+struct VerifyOptions {
+  bool verify = false;  // check and decode every sample
+  int64_t workers = 1;  // threads that do it
+  // Called on the calling thread after each block with how many samples are checked, of how many; unset: nothing.
+  std::function<void(size_t done, size_t total)> progress;
+};
+
 // Throws Error naming the folder when it is not a shards folder.
-ShardInspection inspect_shards(const std::string& folder, bool verify);
+ShardInspection inspect_shards(const std::string& folder, const VerifyOptions& options = {});
 
 }  // namespace cvtrain
