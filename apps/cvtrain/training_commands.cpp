@@ -51,16 +51,30 @@ std::vector<Command> add_train_commands(CLI::App& app, int argc, char** argv) {
   return {{cmd, [args, argc, argv] { return run_train(*args, argc, argv); }}, {nullptr, run_top}};
 }
 
+// The data opened as training opens it (class folders, shard indexes, IDX files; every refusal a
+// recipe error, as at the start of training), summed up in comment lines.
+std::string data_check_lines(const Recipe& recipe) {
+  const RunData data = open_run_data(recipe);
+  std::string lines = fmt::format("# data: data.train {} samples, {} classes", data.train->size(), data.train->num_classes());
+  if (data.val) lines += fmt::format("; data.val {} samples", data.val->size());
+  lines += "\n";
+  for (const std::string& warning : data_warnings(data, recipe)) lines += "# warning: " + warning + "\n";
+  return lines;
+}
+
 int run_check(const RecipeArgs& args) {
   const Recipe recipe = load(args);
   // A sweep: section is checked too (its keys and ranges; `cvtrain sweep` checks each trial's recipe).
   const auto space = recipe_sweep_section(args.recipe, recipe_keys());
+  const bool open_data = args.check_paths && recipe.data.format != DataFormat::kSynthetic;
+  const std::string data_lines = open_data ? data_check_lines(recipe) : "";  // before any output: a refusal prints nothing else
   std::cout << "# resolved recipe: " << args.recipe << "\n"
             << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
             << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
             << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n");
   if (space) std::cout << "# sweep: " << describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
   for (const std::string& warning : recipe_warnings(recipe)) std::cout << "# warning: " << warning << "\n";
+  std::cout << data_lines;
   std::cout << recipe_to_yaml(recipe);
   return 0;
 }
@@ -70,7 +84,8 @@ Command add_check_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
   add_recipe_args(*cmd, *args, true);
   cmd->add_flag("--no-paths{false}", args->check_paths,
-                "Check keys and values only, not that data folders and the pretrained file exist (e.g. on a login node)");
+                "Check keys and values only: do not open the data (class folders, shard indexes, IDX files, as training\n"
+                "opens them) nor look for the pretrained file (e.g. on a login node)");
   return {cmd, [args] { return run_check(*args); }};
 }
 

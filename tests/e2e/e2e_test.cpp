@@ -74,7 +74,8 @@ TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors"
   TempDir dir;
   const RunResult check = run_cvtrain("check --recipe " + kQuickstart + " train.epochs=2", dir);
   REQUIRE(check.exit_code == 0);
-  CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1"));
+  CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1") &&
+                               Catch::Contains("# data: data.train 60000 samples, 10 classes; data.val 10000 samples\n"));
   CHECK(run_cvtrain("--recipe " + kQuickstart + " --no-such-flag", dir).exit_code == 2);
   // Overrides spelled as other tools' flags are refused before training, with cvtrain's spelling.
   const RunResult dashed = run_cvtrain("--recipe " + kQuickstart + " --optim.lr 0.2 --train.epochs=3", dir);
@@ -268,6 +269,17 @@ TEST_CASE("missing, empty or non-folder data is a recipe error before training",
   CHECK_THAT(empty_class.output, Catch::Contains(dir.file("data.yaml") + ":2: data.train: ") && Catch::Contains("green") &&
                                      Catch::Contains("no images"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.jsonl")));
+  // cvtrain check opens the data as training does: the same refusal, and nothing else printed.
+  const RunResult checked = run_cvtrain("check --recipe " + folder_recipe(dir, "images"), dir);
+  CHECK(checked.exit_code == 2);
+  CHECK_THAT(checked.output, Catch::Contains(dir.file("data.yaml") + ":2: data.train: ") && Catch::Contains("green") &&
+                                 !Catch::Contains("# resolved recipe"));
+  std::filesystem::remove(dir.file("images/green"));
+  const RunResult counted = run_cvtrain("check --recipe " + folder_recipe(dir, "images") + " model.num_classes=5", dir);
+  CHECK(counted.exit_code == 0);
+  CHECK_THAT(counted.output, Catch::Contains("# data: data.train 8 samples, 2 classes\n") && Catch::Contains("# warning: ") &&
+                                 Catch::Contains("5 outputs, but"));
+  CHECK(run_cvtrain("check --no-paths --recipe " + folder_recipe(dir, "nowhere"), dir).exit_code == 0);
   const RunResult missing = run_cvtrain("--recipe " + folder_recipe(dir, "nowhere") + " output=" + dir.file("run"), dir);
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.output, Catch::Contains("data.train") && Catch::Contains("does not exist"));

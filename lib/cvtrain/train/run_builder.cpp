@@ -137,12 +137,13 @@ void check_dataset_fits(const Dataset& dataset, const std::string& path, const R
 
 // More outputs than the training data has classes: allowed (a head kept for a larger label set),
 // but most often model.num_classes left at its default or copied from another recipe.
-void warn_unused_outputs(const Dataset& train, const Recipe& recipe) {
+std::optional<std::string> unused_outputs(const Dataset& train, const Recipe& recipe) {
   const int64_t classes = train.num_classes(), outputs = recipe.model.num_classes;
-  if (recipe.data.format == DataFormat::kSynthetic || classes >= outputs) return;
-  log::warn("{}: {} outputs, but {} has {} classes: {} outputs are never a target (and top-5 counts them); set model.num_classes: {} "
-            "unless the head is meant for more",
-            recipe.where("model.num_classes"), outputs, recipe.data.train, classes, outputs - classes, classes);
+  if (recipe.data.format == DataFormat::kSynthetic || classes >= outputs) return std::nullopt;
+  return fmt::format(
+      "{}: {} outputs, but {} has {} classes: {} outputs are never a target (and top-5 counts them); set model.num_classes: {} "
+      "unless the head is meant for more",
+      recipe.where("model.num_classes"), outputs, recipe.data.train, classes, outputs - classes, classes);
 }
 
 // The validation set scored against the training set's class numbers, matched by name
@@ -182,6 +183,12 @@ RunData open_run_data(const Recipe& recipe) {
                                    recipe.train.global_batch, run_data.train->size())});
   run_data.channels = run_data.train->channels();
   return run_data;
+}
+
+std::vector<std::string> data_warnings(const RunData& data, const Recipe& recipe) {
+  std::vector<std::string> warnings;
+  if (auto unused = unused_outputs(*data.train, recipe)) warnings.push_back(std::move(*unused));
+  return warnings;
 }
 
 RunData open_eval_data(const Recipe& recipe) {
@@ -462,7 +469,7 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   if (rank.rank == 0) write_provenance(run);
   if (rank.rank == 0) {
     for (const std::string& warning : recipe_warnings(recipe)) log::warn("{}", warning);
-    warn_unused_outputs(*run.data.train, recipe);
+    for (const std::string& warning : data_warnings(run.data, recipe)) log::warn("{}", warning);
   }
   return run;
 }

@@ -71,6 +71,9 @@ struct TrainingRun {
 
 // The recipe's datasets, opened and checked against the model and batch (recipe errors name the key).
 RunData open_run_data(const Recipe& recipe);
+// What the data says the recipe probably does not mean (more outputs than training classes), as
+// warnings: training logs them, `cvtrain check` prints them.
+std::vector<std::string> data_warnings(const RunData& data, const Recipe& recipe);
 // data.val alone, checked against the model (for `cvtrain eval`); a recipe error without one.
 RunData open_eval_data(const Recipe& recipe);
 // The training loader's and feeder's settings for `device` (the epoch sets the rest).
