@@ -66,7 +66,7 @@ void rewrite_as_version_1(const std::string& shard) {
 
 }  // namespace
 
-TEST_CASE("a sample whose bytes changed since the pack is unreadable and named; version-1 shards still read", "[data]") {
+TEST_CASE("a sample whose bytes changed since the pack is unreadable and named, and version-1 shards still read", "[data]") {
   TempDir dir;
   const std::string shard = pack_three_per_class(dir);
   // Sample 0 is ant/0.jpg, stored byte for byte from offset 0: one flipped bit in its entropy-coded

@@ -3,6 +3,7 @@
 // search at the same budget on a synthetic objective.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -53,6 +54,42 @@ TEST_CASE("a search space reads choices, grids and ranges, with the metric's dir
   CHECK_FALSE(s.maximize);  // a loss is minimised unless mode says otherwise
   CHECK(s.trials == 6);
   CHECK(s.parallel == 2);
+}
+
+TEST_CASE("a space file written as a Weights & Biases sweep (or Optuna, Ray Tune) is told each key's name here", "[sweep]") {
+  TempDir dir;
+  const std::string wandb = dir.write("wandb.yaml",
+                                      "method: bayes\n"
+                                      "metric: {name: top1, goal: maximize}\n"
+                                      "parameters:\n"
+                                      "  optim.lr: {distribution: log_uniform_values, min: 1.0e-4, max: 1.0e-1}\n"
+                                      "run_cap: 10\n");
+  const auto top = problems_of(wandb);
+  const auto has = [](const std::vector<std::string>& problems, const std::string& text) {
+    return std::any_of(problems.begin(), problems.end(), [&](const std::string& p) { return p.find(text) != std::string::npos; });
+  };
+  CHECK(has(top, wandb + ":1: method: not a key of a search space file"));
+  CHECK(has(top, "W&B's method: is sampler: here (grid, random or tpe; bayes is tpe)"));
+  CHECK(has(top, wandb + ":2: metric: is one name here (metric: top1), and W&B's goal is mode: max or min beside it"));
+  CHECK(has(top, wandb + ":3: parameters: not a key of a search space file"));
+  CHECK(has(top, "W&B's parameters: is space: here"));
+  CHECK(has(top, wandb + ":5: run_cap: not a key of a search space file"));
+  CHECK(has(top, "W&B's run_cap is trials: here"));
+
+  const std::string values = dir.write("values.yaml",
+                                       "space:\n"
+                                       "  optim.lr: {values: [0.1, 0.2]}\n"
+                                       "  optim.weight_decay: {distribution: uniform, min: 0.0, max: 0.1}\n"
+                                       "sampler: bayes\n"
+                                       "mode: maximize\n");
+  const auto inner = problems_of(values);
+  CHECK(has(
+      inner,
+      values + ":2: optim.lr: 'values' is not a kind of search (choice, grid, uniform, loguniform, int) (W&B's values: is choice: here"));
+  CHECK(has(inner, values + ":3: optim.weight_decay: expected one of"));
+  CHECK(has(inner, "(W&B's distribution/min/max are one key here: {uniform: [min, max]}"));
+  CHECK(has(inner, values + ":4: sampler: 'bayes' is not grid, random or tpe (W&B's bayes is tpe here)"));
+  CHECK(has(inner, values + ":5: mode: 'maximize' is not max or min (max)"));
 }
 
 TEST_CASE("a bad search space is reported at once, each problem with its line and key", "[sweep]") {

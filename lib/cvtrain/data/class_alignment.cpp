@@ -76,12 +76,23 @@ std::optional<std::string> near_miss(const std::string& name, const std::vector<
   return match;
 }
 
-// "'Café' (training has 'café')" for a validation class that training spells otherwise, else "'eel'".
-std::string unknown_class(const std::string& name, const std::vector<std::string>& training_classes, bool& near_missed) {
-  const auto match = near_miss(name, training_classes);
-  if (!match) return "'" + name + "'";
-  near_missed = true;
-  return fmt::format("'{}' (training has '{}')", name, *match);
+// "2 class(es) that the training set does not have: 'Café' (training has 'café'), 'eel' (...)", the
+// first 8 named, with why a near miss is no match.
+std::string unknown_classes_message(const std::vector<std::string>& unknown, const std::vector<std::string>& training_classes) {
+  std::vector<std::string> named;
+  bool near_missed = false;
+  for (size_t i = 0; i < std::min<size_t>(unknown.size(), 8); ++i) {
+    const auto match = near_miss(unknown[i], training_classes);
+    near_missed = near_missed || match.has_value();
+    named.push_back(match ? fmt::format("'{}' (training has '{}')", unknown[i], *match) : "'" + unknown[i] + "'");
+  }
+  return fmt::format(
+      "{} class(es) that the training set does not have: {}{} (a validation class is scored as the training class of "
+      "the same name){}",
+      unknown.size(), join(named, ", "), unknown.size() > named.size() ? ", ..." : "",
+      near_missed ? "; names that differ in case, spaces, punctuation or how an accent is encoded (Unicode NFC or "
+                    "NFD: macOS writes file names NFD) are different classes; rename the folders to match"
+                  : "");
 }
 
 }  // namespace
@@ -101,21 +112,12 @@ std::unique_ptr<Dataset> with_training_labels(std::unique_ptr<Dataset> val, cons
   for (size_t i = 0; i < training_classes.size(); ++i) training_label.emplace(training_classes[i], static_cast<int64_t>(i));
   std::vector<int64_t> renumbered;
   std::vector<std::string> unknown;
-  bool near_missed = false;
   for (const std::string& name : val_classes) {
     const auto it = training_label.find(name);
-    if (it == training_label.end()) unknown.push_back(unknown_class(name, training_classes, near_missed));
+    if (it == training_label.end()) unknown.push_back(name);
     renumbered.push_back(it == training_label.end() ? -1 : it->second);
   }
-  if (!unknown.empty())
-    throw Error(
-        fmt::format("{} class(es) that the training set does not have: {}{} (a validation class is scored as the training "
-                    "class of the same name){}",
-                    unknown.size(), join({unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), 8)}, ", "),
-                    unknown.size() > 8 ? ", ..." : "",
-                    near_missed ? "; names that differ in case, spaces, punctuation or how an accent is encoded (Unicode "
-                                  "NFC or NFD: macOS writes file names NFD) are different classes; rename the folders to match"
-                                : ""));
+  if (!unknown.empty()) throw Error(unknown_classes_message(unknown, training_classes));
   return std::make_unique<RelabeledDataset>(std::move(val), std::move(renumbered), training_classes);
 }
 

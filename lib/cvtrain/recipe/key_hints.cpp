@@ -188,6 +188,43 @@ constexpr std::array kForeignValues{
     ForeignValue{"binary_cross_entropy", "bce", ""},
 };
 
+struct ForeignSweepWord {
+  const char* word;
+  const char* hint;
+};
+
+// Weights & Biases sweep configs, Optuna studies and Ray Tune's tune_config, as a team writes its
+// first cvtrain space file from one of them.
+constexpr std::array kForeignSweepWords{
+    ForeignSweepWord{"parameters", "W&B's parameters: is space: here, each key a dotted recipe key (optim.lr)"},
+    ForeignSweepWord{"param_space", "Ray Tune's param_space is space: here, each key a dotted recipe key (optim.lr)"},
+    ForeignSweepWord{"method", "W&B's method: is sampler: here (grid, random or tpe; bayes is tpe)"},
+    ForeignSweepWord{"search_alg", "sampler: (grid, random or tpe)"},
+    ForeignSweepWord{"goal", "W&B's metric goal is mode: here (max or min), beside metric: NAME"},
+    ForeignSweepWord{"direction", "Optuna's direction is mode: here (max or min)"},
+    ForeignSweepWord{"run_cap", "W&B's run_cap is trials: here"},
+    ForeignSweepWord{"n_trials", "Optuna's n_trials is trials: here"},
+    ForeignSweepWord{"num_samples", "Ray Tune's num_samples is trials: here"},
+    ForeignSweepWord{"count", "trials:"},
+    ForeignSweepWord{"n_jobs", "Optuna's n_jobs is parallel: here"},
+    ForeignSweepWord{"max_concurrent_trials", "Ray Tune's max_concurrent_trials is parallel: here"},
+    ForeignSweepWord{"early_terminate",
+                     "W&B's early_terminate (hyperband) is early_stopping: {grace: EPOCHS, reduction: FACTOR} here (ASHA)"},
+    ForeignSweepWord{"pruner", "Optuna's pruner is early_stopping: {grace: EPOCHS, reduction: FACTOR} here (ASHA)"},
+    ForeignSweepWord{"scheduler", "Ray Tune's scheduler (ASHA) is early_stopping: {grace: EPOCHS, reduction: FACTOR} here"},
+    ForeignSweepWord{"bayes", "W&B's bayes is tpe here"},
+    ForeignSweepWord{"bayesian", "tpe"},
+    ForeignSweepWord{"maximize", "max"},
+    ForeignSweepWord{"minimize", "min"},
+    ForeignSweepWord{"values", "W&B's values: is choice: here ({choice: [...]} or a plain list)"},
+    ForeignSweepWord{"distribution",
+                     "W&B's distribution/min/max are one key here: {uniform: [min, max]}, {loguniform: [min, max]}, {int: [min, max]}"},
+    ForeignSweepWord{"log_uniform_values", "loguniform: [min, max]"},
+    ForeignSweepWord{"int_uniform", "int: [min, max]"},
+    ForeignSweepWord{"categorical", "choice: [...]"},
+    ForeignSweepWord{"randint", "int: [min, max]"},
+};
+
 // Lower case, '-' as '_', so that timm's command-line spelling (--batch-size) is found too.
 std::string normalised(const std::string& key) {
   std::string out = key;
@@ -227,6 +264,13 @@ std::optional<std::string> value_hint(const std::string& value, const std::vecto
     if (lower != f.value || !offered(f.choice)) continue;
     return *f.note ? fmt::format("cvtrain spells it '{}': {}", f.choice, f.note) : fmt::format("cvtrain spells it '{}'", f.choice);
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> sweep_word_hint(const std::string& word) {
+  const std::string name = normalised(word);
+  for (const ForeignSweepWord& f : kForeignSweepWords)
+    if (name == f.word) return std::string(f.hint);
   return std::nullopt;
 }
 

@@ -18,6 +18,11 @@ std::optional<std::string> key_hint(const std::string& unknown_key, const std::v
 // or written in capitals; nullopt when nothing in `choices` fits.
 std::optional<std::string> value_hint(const std::string& value, const std::vector<std::string>& choices);
 
+// What a search space file's key or value written as Weights & Biases sweeps, Optuna or Ray Tune
+// write it is here: "parameters" -> "W&B's parameters: is space: here, ...", "bayes" -> tpe,
+// "maximize" -> max, {values: [...]} -> choice. nullopt for a name none of them uses.
+std::optional<std::string> sweep_word_hint(const std::string& word);
+
 // The recipe key each foreign name's hint leads with (for the test that they all exist).
 std::vector<std::string> foreign_name_targets();
 

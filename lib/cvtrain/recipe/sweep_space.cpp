@@ -33,6 +33,12 @@ std::string yaml_text(const YAML::Node& value) {
   return out.c_str();
 }
 
+// " (W&B's bayes is tpe here)" where another tool spells `word` so, else "".
+std::string foreign_word(const std::string& word) {
+  const auto hint = sweep_word_hint(word);
+  return hint ? " (" + *hint + ")" : "";
+}
+
 // A range's ends must be values of the key, and so must what it draws between them (uniform draws
 // fractions, which an integer key refuses).
 void check_range_values(const std::string& key, const SearchDimension& d, const YAML::Node& values, Problems& problems) {
@@ -56,7 +62,11 @@ void read_dimension(const std::string& key, const YAML::Node& node, SweepSpace& 
   std::string kind = "choice";
   if (node.IsMap()) {
     if (node.size() != 1) {
-      problems.add(node, key, "expected one of {choice: [...]}, {grid: [...]}, {uniform: [lo, hi]}, {loguniform: [lo, hi]}, {int: [lo, hi]}");
+      const std::string first = node.size() > 0 ? node.begin()->first.as<std::string>("") : "";
+      problems.add(node, key,
+                   fmt::format("expected one of {{choice: [...]}}, {{grid: [...]}}, {{uniform: [lo, hi]}}, {{loguniform: [lo, hi]}}, "
+                               "{{int: [lo, hi]}}{}",
+                               node["distribution"] ? foreign_word("distribution") : foreign_word(first)));
       return;
     }
     kind = node.begin()->first.as<std::string>();
@@ -80,8 +90,12 @@ void read_dimension(const std::string& key, const YAML::Node& node, SweepSpace& 
   const std::vector<std::string> ranges{"uniform", "loguniform", "int"};
   if (std::find(ranges.begin(), ranges.end(), kind) == ranges.end()) {
     const std::string guess = closest_match(kind, {"choice", "grid", "uniform", "loguniform", "int"});
-    problems.add(node, key, fmt::format("'{}' is not a kind of search (choice, grid, uniform, loguniform, int){}", kind,
-                                        guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    const std::string foreign = foreign_word(kind);
+    problems.add(node, key,
+                 fmt::format("'{}' is not a kind of search (choice, grid, uniform, loguniform, int){}", kind,
+                             !foreign.empty() ? foreign
+                             : guess.empty()  ? ""
+                                              : fmt::format("; did you mean '{}'?", guess)));
     return;
   }
   if (!values.IsSequence() || values.size() != 2) {
@@ -161,7 +175,9 @@ bool check_top_keys(const YAML::Node& root, const std::vector<std::string>& know
         recipe_key ? fmt::format("a recipe key at the top of the file; the keys to search go under space:, dotted, e.g. space: {{{}: ...}}",
                                  example)
                    : fmt::format("not a key of a search space file ({}){}", join(keys, ", "),
-                                 guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+                                 sweep_word_hint(name) ? "; " + *sweep_word_hint(name)
+                                 : guess.empty()       ? ""
+                                                       : fmt::format("; did you mean '{}'?", guess)));
   }
   return misplaced;
 }
@@ -191,21 +207,25 @@ void read_dimensions(const YAML::Node& dims, const std::vector<std::string>& kno
 
 // metric and mode (the direction: min for a metric named *loss*, else max), and the sampler.
 void read_objective(const YAML::Node& root, SweepSpace& space, Problems& problems) {
-  read_scalar(root, "metric", space.metric, problems);
+  if (root["metric"] && root["metric"].IsMap())
+    problems.add(root["metric"], "metric", "is one name here (metric: top1), and W&B's goal is mode: max or min beside it");
+  else
+    read_scalar(root, "metric", space.metric, problems);
   space.maximize = space.metric.find("loss") == std::string::npos;
   if (root["mode"]) {
     const std::string mode = root["mode"].as<std::string>("");
     if (mode == "max" || mode == "min")
       space.maximize = mode == "max";
     else
-      problems.add(root["mode"], "mode", fmt::format("'{}' is not max or min", mode));
+      problems.add(root["mode"], "mode", fmt::format("'{}' is not max or min{}", mode, foreign_word(mode)));
   }
   if (root["sampler"]) {
     const std::string sampler = root["sampler"].as<std::string>("");
     if (sampler == "grid") space.sampler = SweepSampler::kGrid;
     else if (sampler == "random") space.sampler = SweepSampler::kRandom;
     else if (sampler == "tpe") space.sampler = SweepSampler::kTpe;
-    else problems.add(root["sampler"], "sampler", fmt::format("'{}' is not grid, random or tpe", sampler));
+    else
+      problems.add(root["sampler"], "sampler", fmt::format("'{}' is not grid, random or tpe{}", sampler, foreign_word(sampler)));
   }
 }
 
