@@ -298,6 +298,18 @@ TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
   CHECK(recipe_to_yaml(second) == printed);
 }
 
+TEST_CASE("data.mean and data.std on the 0-255 scale (mmcv's) are refused with the values divided by 255", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const auto problems = problems_of(path, no_path_checks({"data.mean=[123.675, 116.28, 103.53]", "data.std=[58.395, 57.12, 57.375]"}));
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0], Catch::Contains("data.mean: [123.675, 116.28, 103.53] is on the 0-255 scale") &&
+                              Catch::EndsWith("divide by 255, [0.485, 0.456, 0.406]"));
+  CHECK_THAT(problems[1],
+             Catch::Contains("data.std: [58.395, 57.12, 57.375] is on the 0-255 scale") && Catch::EndsWith("[0.229, 0.224, 0.225]"));
+  CHECK_NOTHROW(load_recipe(path, no_path_checks({"data.mean=[0.5]", "data.std=[1.0]"})));  // 1 itself is allowed
+}
+
 TEST_CASE("cvtrain models lists every architecture with the model its weights are named after and its switches", "[recipe]") {
   const std::string table = architecture_table();
   for (const std::string& name : model_names()) CHECK_THAT(table, Catch::Contains("\n" + name + " "));

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cvtrain/core/text.h"
 #include "cvtrain/core/weights_format.h"
 #include "cvtrain/recipe/batch_plan.h"
 
@@ -144,6 +145,21 @@ void check_decoder(const Recipe& r, const LoadOptions& options, const CrossCheck
 
 bool updates_flat_shards(StrategyKind s) { return s == StrategyKind::kZero1 || s == StrategyKind::kZero2 || s == StrategyKind::kFsdp; }
 
+// Pixels are normalised on torchvision's 0-1 scale; mmcv's configs give mean and std on 0-255
+// ([123.675, 116.28, 103.53]), which here would turn every image into nearly one constant. No
+// channel's mean or standard deviation on 0-1 exceeds 1.
+void check_pixel_scale(const char* key, const std::vector<double>& values, const CrossChecks& check) {
+  if (std::none_of(values.begin(), values.end(), [](double v) { return v > 1; })) return;
+  std::vector<std::string> given, scaled;
+  for (double v : values) {
+    given.push_back(fmt::format("{}", v));
+    scaled.push_back(fmt::format("{:.4g}", v / 255));
+  }
+  check.fail(key, fmt::format("[{}] is on the 0-255 scale (as mmcv's configs give it); cvtrain's pixels are 0-1, as torchvision's: "
+                              "divide by 255, [{}]",
+                              join(given, ", "), join(scaled, ", ")));
+}
+
 void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
   const bool synthetic = r.data.format == DataFormat::kSynthetic;
   if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
@@ -161,6 +177,8 @@ void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& 
     check.fail("data.std", fmt::format("has {} values but data.mean has {}", r.data.std.size(), r.data.mean.size()));
   for (double s : r.data.std)
     if (s <= 0) check.fail("data.std", fmt::format("every value must be greater than 0, got {}", s));
+  check_pixel_scale("data.mean", r.data.mean, check);
+  check_pixel_scale("data.std", r.data.std, check);
 }
 
 // Where the run writes and what it resumes from.
