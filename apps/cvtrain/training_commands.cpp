@@ -14,6 +14,8 @@
 #include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/arch_traits.h"
+#include "cvtrain/optim/lr_schedule.h"
+#include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/recipe/sweep_space.h"
@@ -57,7 +59,12 @@ std::string data_check_lines(const Recipe& recipe) {
   const RunData data = open_run_data(recipe);
   std::string lines = fmt::format("# data: data.train {} samples, {} classes", data.train->size(), data.train->num_classes());
   if (data.val) lines += fmt::format("; data.val {} samples", data.val->size());
-  lines += "\n";
+  const RunLength length = RunLength::of(data.train->size(), recipe.train);
+  const LrSchedule schedule(recipe.schedule, recipe.optim.lr, length.steps_per_epoch, length.total_steps);
+  lines += fmt::format(
+      "\n# steps: {} an epoch, {} in all, warmup {}; learning rate {:.4g} at step 1, {:.4g} after warmup, {:.4g} at the last\n",
+      length.steps_per_epoch, length.total_steps, std::min(schedule.warmup_steps(), length.total_steps), schedule.at(0),
+      schedule.at(std::min(schedule.warmup_steps(), length.total_steps - 1)), schedule.at(std::max<int64_t>(0, length.total_steps - 1)));
   for (const std::string& warning : data_warnings(data, recipe)) lines += "# warning: " + warning + "\n";
   return lines;
 }

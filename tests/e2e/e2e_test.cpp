@@ -75,7 +75,9 @@ TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors"
   const RunResult check = run_cvtrain("check --recipe " + kQuickstart + " train.epochs=2", dir);
   REQUIRE(check.exit_code == 0);
   CHECK_THAT(check.output, Catch::Contains("epochs: 2") && Catch::Contains("accumulation: 1") &&
-                               Catch::Contains("# data: data.train 60000 samples, 10 classes; data.val 10000 samples\n"));
+                               Catch::Contains("# data: data.train 60000 samples, 10 classes; data.val 10000 samples\n") &&
+                               Catch::Contains("# steps: 468 an epoch, 936 in all, warmup 234; learning rate 0.0004274 at step 1, 0.1 "
+                                               "after warmup"));
   CHECK(run_cvtrain("--recipe " + kQuickstart + " --no-such-flag", dir).exit_code == 2);
   // Overrides spelled as other tools' flags are refused before training, with cvtrain's spelling.
   const RunResult dashed = run_cvtrain("--recipe " + kQuickstart + " --optim.lr 0.2 --train.epochs=3", dir);

@@ -3,6 +3,8 @@
 // after asks this plan instead of dividing again.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "cvtrain/recipe/recipe.h"
@@ -28,6 +30,21 @@ struct BatchPlan {
   // The same global batch in micro-batches of `micro_batch`, accumulation making up the rest.
   BatchPlan with_micro_batch(int64_t micro_batch) const {
     return BatchPlan{global, micro_batch, global / world / micro_batch, world};
+  }
+};
+
+// A run's length in optimizer steps: an epoch is the whole global batches the training set holds
+// (a last partial one is left out, as DataLoader's drop_last), the run train.epochs of them, capped
+// by train.max_steps. The schedule spans `total_steps`.
+struct RunLength {
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+  static RunLength of(size_t train_samples, const TrainSpec& train) {
+    RunLength length;
+    length.steps_per_epoch = static_cast<int64_t>(train_samples) / train.global_batch;
+    length.total_steps = train.epochs * length.steps_per_epoch;
+    if (train.max_steps > 0) length.total_steps = std::min(length.total_steps, train.max_steps);
+    return length;
   }
 };
 

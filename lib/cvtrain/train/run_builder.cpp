@@ -324,9 +324,9 @@ void build_optimization(TrainingRun& run, const Recipe& recipe) {
   if (recipe.optim.layer_decay > 0) attach_layer_scales(groups, *run.model, recipe);
   run.optimizer = build_optimizer(recipe.optim, groups);
   run.scaler = std::make_unique<LossScaler>(PrecisionPolicy{recipe.precision}.loss_scaling(), run.device);
-  run.steps_per_epoch = static_cast<int64_t>(run.data.train->size()) / recipe.train.global_batch;
-  run.total_steps = recipe.train.epochs * run.steps_per_epoch;
-  if (recipe.train.max_steps > 0) run.total_steps = std::min(run.total_steps, recipe.train.max_steps);
+  const RunLength length = RunLength::of(run.data.train->size(), recipe.train);
+  run.steps_per_epoch = length.steps_per_epoch;
+  run.total_steps = length.total_steps;
   run.schedule = std::make_unique<LrSchedule>(recipe.schedule, recipe.optim.lr, run.steps_per_epoch, run.total_steps);
 }
 
