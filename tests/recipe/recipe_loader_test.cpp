@@ -266,7 +266,16 @@ TEST_CASE("a section given a value is explained, and an empty one sets nothing",
   const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\naugment: 5\n");
   const auto problems = problems_of(path, no_path_checks({"train.global_batch=8"}));
   REQUIRE(problems.size() == 1);
-  CHECK_THAT(problems[0], Catch::Contains(path + ":2: augment") && Catch::Contains("is a section") && Catch::Contains("hflip"));
+  CHECK_THAT(problems[0], Catch::Contains(path + ":2: augment") && Catch::Contains("is a section") && Catch::Contains("hflip") &&
+                              !Catch::Contains("to choose one"));
+  // A section that one key chooses (the model, optimizer, schedule), named the way some configs do.
+  const auto named = problems_of(dir.write("named.yaml", "data: {train: /d.gz}\nmodel: resnet50\noptim: adamw\n"),
+                                 no_path_checks({"train.global_batch=8"}));
+  REQUIRE(named.size() == 2);
+  CHECK_THAT(named[0], Catch::EndsWith("model: is a section, not a value; set its keys: arch, num_classes, image_size, in_channels, "
+                                       "small_stem, sync_bn, drop_path, grad_checkpointing, pretrained, pretrained_strict; to "
+                                       "choose one, write model: {arch: resnet50}"));
+  CHECK_THAT(named[1], Catch::EndsWith("; to choose one, write optim: {name: adamw}"));
   // An empty section (written {} or left empty) sets none of its keys; an empty leaf is still refused.
   for (const char* empty : {"augment: {}\n", "augment:\n", "distributed: {}\nobserve:\n"}) {
     const Recipe r = load_recipe(dir.write("empty.yaml", std::string("data: {train: /d.gz}\n") + empty), no_path_checks({"train.global_batch=8"}));

@@ -510,13 +510,23 @@ const std::vector<Field>& schema() {
 
 std::string section_of(const std::string& path) { return path.substr(0, path.find('.')); }
 
-std::string unknown_key_message(const std::string& path) {
+// "; to choose one, write model: {arch: resnet50}" for a section given one value (model: resnet50,
+// as some tools' configs name the model), where the section has a key that chooses.
+std::string chosen_by_value(const std::string& section, const YAML::Node& value) {
+  static const std::map<std::string, std::string> choosing_key{
+      {"model", "arch"}, {"optim", "name"}, {"schedule", "name"}, {"data", "train"}};
+  const auto it = choosing_key.find(section);
+  if (it == choosing_key.end() || !value.IsScalar() || value.Scalar().empty()) return "";
+  return fmt::format("; to choose one, write {}: {{{}: {}}}", section, it->second, value.Scalar());
+}
+
+std::string unknown_key_message(const std::string& path, const YAML::Node& value) {
   std::vector<std::string> keys = recipe_keys();
   std::vector<std::string> siblings;
   for (const auto& k : keys)
     if (k.find('.') != std::string::npos && section_of(k) == section_of(path)) siblings.push_back(k.substr(k.find('.') + 1));
   if (std::find(keys.begin(), keys.end(), path) == keys.end() && !siblings.empty() && path.find('.') == std::string::npos)
-    return fmt::format("is a section, not a value; set its keys: {}", join(siblings, ", "));
+    return fmt::format("is a section, not a value; set its keys: {}{}", join(siblings, ", "), chosen_by_value(path, value));
   std::string message = "unknown key";
   if (const auto hint = key_hint(path, keys)) return message + "; " + *hint;
   if (const std::string guess = closest_match(path, keys); !guess.empty()) return message + fmt::format(" (did you mean '{}'?)", guess);
@@ -582,7 +592,7 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
   for (const auto& [key, leaf] : tree) {
     const auto it = by_path.find(key);
     if (it == by_path.end()) {
-      problems.add(leaf.origin, key, unknown_key_message(key));
+      problems.add(leaf.origin, key, unknown_key_message(key, leaf.value));
     } else if (auto e = it->second->read(leaf.value, recipe)) {
       problems.add(leaf.origin, key, *e);
       failed.insert(key);
