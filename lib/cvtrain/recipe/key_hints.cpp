@@ -31,6 +31,11 @@ constexpr std::array kForeignNames{
     ForeignName{"train_batch_size", kBatchHint},
     ForeignName{"learning_rate", "optim.lr"},
     ForeignName{"base_lr", "optim.lr"},
+    ForeignName{"lr_base",
+                "optim.lr, the rate itself: timm's lr_base x (global batch / lr_base_size, 256 by default), the ratio's "
+                "square root for adaptive optimizers (adamw, lamb)"},
+    ForeignName{"lr_base_size", "optim.lr, the rate itself, scaled to train.global_batch as timm scales lr_base"},
+    ForeignName{"lr_base_scale", "optim.lr, the rate itself, scaled to train.global_batch as timm scales lr_base"},
     ForeignName{"wd", "optim.weight_decay"},
     ForeignName{"opt", "optim.name"},
     ForeignName{"optimizer", "optim.name"},
