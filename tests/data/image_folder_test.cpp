@@ -78,7 +78,11 @@ TEST_CASE("ImageFolder problems name the folder or file", "[data]") {
   }
   SECTION("no class folders") {
     std::filesystem::create_directories(dir.file("flat"));
-    CHECK_THROWS_WITH(ImageFolderDataset(dir.file("flat"), 0), Catch::Contains("no class folders"));
+    CHECK_THROWS_WITH(ImageFolderDataset(dir.file("flat"), 0), Catch::Contains("no class folders") && !Catch::Contains("val/"));
+    // ImageNet's val/ as it ships: 50,000 JPEGs in one folder, their classes in a separate file.
+    for (int i = 1; i <= 3; ++i) write_bytes(dir, "flat/ILSVRC2012_val_0000000" + std::to_string(i) + ".JPEG", encode_jpeg(8, 8, 0));
+    CHECK_THROWS_WITH(ImageFolderDataset(dir.file("flat"), 0),
+                      Catch::Contains("no class folders") && Catch::Contains("its 3 images lie in it directly, as ImageNet's val/ ships"));
   }
   SECTION("corrupt, truncated and empty files") {
     auto jpeg = encode_jpeg(8, 8, 0);

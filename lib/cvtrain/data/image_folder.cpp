@@ -97,9 +97,13 @@ std::vector<std::string> class_images(const fs::path& class_folder, LeftOut& lef
 
 std::vector<std::string> class_folders(const std::string& root, std::vector<std::string>& hidden) {
   std::vector<std::string> classes;
+  size_t loose_images = 0;  // images right in ROOT, as ImageNet's val/ ships
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
-    if (!entry.is_directory()) continue;
+    if (!entry.is_directory()) {
+      loose_images += is_image_file(entry.path()) && !is_hidden(entry.path()) ? 1 : 0;
+      continue;
+    }
     if (is_hidden(entry.path()))
       hidden.push_back(entry.path().string());
     else
@@ -107,7 +111,12 @@ std::vector<std::string> class_folders(const std::string& root, std::vector<std:
   }
   if (ec) throw IoError(fmt::format("{}: cannot list ({})", root, ec.message()));
   std::sort(classes.begin(), classes.end());
-  if (classes.empty()) throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE)", root));
+  if (classes.empty())
+    throw Error(fmt::format("{}: no class folders (ImageFolder expects ROOT/CLASS/IMAGE){}", root,
+                            loose_images > 0 ? fmt::format("; its {} images lie in it directly, as ImageNet's val/ ships: move each "
+                                                           "into a folder named after its class first",
+                                                           loose_images)
+                                             : ""));
   return classes;
 }
 
