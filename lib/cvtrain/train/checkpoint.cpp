@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -210,8 +211,10 @@ std::optional<std::string> Checkpointer::latest() const {
   return std::nullopt;
 }
 
-TrainPosition read_position(const std::string& folder) {
-  const std::string path = folder + "/state.txt";
+namespace {
+
+// state.txt's "key value" lines.
+std::map<std::string, std::string> state_values(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot open", path));
   std::map<std::string, std::string> values;
@@ -220,6 +223,28 @@ TrainPosition read_position(const std::string& folder) {
     std::string key, value;
     if (fields >> key >> value) values[key] = value;
   }
+  return values;
+}
+
+}  // namespace
+
+std::vector<std::string> build_changes_since(const std::string& folder) {
+  const std::map<std::string, std::string> saved = state_values(folder + "/state.txt");
+  const std::vector<std::array<std::string, 3>> builds{{"cvtrain", "cvtrain", kVersion},
+                                                       {"libtorch", "LibTorch", TORCH_VERSION},
+                                                       {"cuda_runtime", "CUDA runtime", cuda_runtime_version()},
+                                                       {"nccl", "NCCL", nccl_version()}};
+  std::vector<std::string> changes;
+  for (const auto& [key, name, now] : builds) {
+    const auto it = saved.find(key);
+    if (it != saved.end() && it->second != now) changes.push_back(fmt::format("{} {} -> {}", name, it->second, now));
+  }
+  return changes;
+}
+
+TrainPosition read_position(const std::string& folder) {
+  const std::string path = folder + "/state.txt";
+  const std::map<std::string, std::string> values = state_values(path);
   const auto number = [&](const char* key) {
     const auto it = values.find(key);
     if (it == values.end()) throw Error(fmt::format("{}: no '{}' line", path, key));

@@ -97,6 +97,11 @@ CheckpointContents load_checkpoint(const std::string& folder);
 // The position alone (state.txt), without touching a model.
 TrainPosition read_position(const std::string& folder);
 
+// The software the checkpoint in `folder` was saved by, where this process differs: "LibTorch
+// 2.10.0 -> 2.11.0" (cvtrain, LibTorch, CUDA runtime, NCCL). Another build may pick other kernels,
+// so a resume across one is no longer bit for bit the uninterrupted run.
+std::vector<std::string> build_changes_since(const std::string& folder);
+
 // `source` if it is a complete checkpoint folder (step-N with its COMPLETE marker), else the newest
 // complete checkpoint of the run folder `source`, or of a folder of checkpoints (OUTPUT/best,
 // OUTPUT/checkpoints). Throws Error naming `source` when it is none of these.

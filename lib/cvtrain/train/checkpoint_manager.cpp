@@ -170,6 +170,9 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   }
   const CheckpointContents saved = load_checkpoint(folder);
   const std::vector<KeyChange> changes = recipe_changes_since(folder);  // before the loads, whose errors they may explain
+  if (const std::vector<std::string> builds = build_changes_since(folder); !builds.empty() && comm_.rank() == 0)
+    log::info("{} was saved by another build ({}): the run continues, though no longer bit for bit as one build would have run it", folder,
+              join(builds, ", "));
   try {
     strategy.load_model_state(saved.model, saved.model_file);
   } catch (const Error& e) {
