@@ -276,6 +276,14 @@ TEST_CASE("a section given a value is explained, and an empty one sets nothing",
                                        "small_stem, sync_bn, drop_path, grad_checkpointing, pretrained, pretrained_strict; to "
                                        "choose one, write model: {arch: resnet50}"));
   CHECK_THAT(named[1], Catch::EndsWith("; to choose one, write optim: {name: adamw}"));
+  // A nested section too (it was "unknown key (did you mean 'train.seed'?)").
+  const auto nested = problems_of(dir.write("plain.yaml", "data: {train: /d.gz}\n"),
+                                  no_path_checks({"train.global_batch=8", "train.ema=0.999", "augment.random_erasing=0.25"}));
+  REQUIRE(nested.size() == 2);
+  CHECK_THAT(nested[0], Catch::EndsWith("augment.random_erasing: is a section, not a value; set its keys: prob, mode, count, min_area, "
+                                        "max_area, min_aspect; to choose one, write augment.random_erasing: {prob: 0.25}"));
+  CHECK_THAT(nested[1], Catch::EndsWith("train.ema: is a section, not a value; set its keys: decay, warmup, every_steps; to choose one, "
+                                        "write train.ema: {decay: 0.999}"));
   // An empty section (written {} or left empty) sets none of its keys; an empty leaf is still refused.
   for (const char* empty : {"augment: {}\n", "augment:\n", "distributed: {}\nobserve:\n"}) {
     const Recipe r = load_recipe(dir.write("empty.yaml", std::string("data: {train: /d.gz}\n") + empty), no_path_checks({"train.global_batch=8"}));

@@ -513,8 +513,9 @@ std::string section_of(const std::string& path) { return path.substr(0, path.fin
 // "; to choose one, write model: {arch: resnet50}" for a section given one value (model: resnet50,
 // as some tools' configs name the model), where the section has a key that chooses.
 std::string chosen_by_value(const std::string& section, const YAML::Node& value) {
-  static const std::map<std::string, std::string> choosing_key{
-      {"model", "arch"}, {"optim", "name"}, {"schedule", "name"}, {"data", "train"}};
+  static const std::map<std::string, std::string> choosing_key{{"model", "arch"},      {"optim", "name"},
+                                                               {"schedule", "name"},   {"data", "train"},
+                                                               {"train.ema", "decay"}, {"augment.random_erasing", "prob"}};
   const auto it = choosing_key.find(section);
   if (it == choosing_key.end() || !value.IsScalar() || value.Scalar().empty()) return "";
   return fmt::format("; to choose one, write {}: {{{}: {}}}", section, it->second, value.Scalar());
@@ -522,11 +523,13 @@ std::string chosen_by_value(const std::string& section, const YAML::Node& value)
 
 std::string unknown_key_message(const std::string& path, const YAML::Node& value) {
   std::vector<std::string> keys = recipe_keys();
-  std::vector<std::string> siblings;
-  for (const auto& k : keys)
+  std::vector<std::string> siblings, children;
+  for (const auto& k : keys) {
     if (k.find('.') != std::string::npos && section_of(k) == section_of(path)) siblings.push_back(k.substr(k.find('.') + 1));
-  if (std::find(keys.begin(), keys.end(), path) == keys.end() && !siblings.empty() && path.find('.') == std::string::npos)
-    return fmt::format("is a section, not a value; set its keys: {}{}", join(siblings, ", "), chosen_by_value(path, value));
+    if (k.rfind(path + ".", 0) == 0) children.push_back(k.substr(path.size() + 1));  // path is a section (train.ema too)
+  }
+  if (!children.empty())
+    return fmt::format("is a section, not a value; set its keys: {}{}", join(children, ", "), chosen_by_value(path, value));
   std::string message = "unknown key";
   if (const auto hint = key_hint(path, keys)) return message + "; " + *hint;
   if (const std::string guess = closest_match(path, keys); !guess.empty()) return message + fmt::format(" (did you mean '{}'?)", guess);
