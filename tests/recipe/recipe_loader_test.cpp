@@ -315,6 +315,15 @@ TEST_CASE("the printed recipe loads back to the same recipe", "[recipe]") {
   CHECK(recipe_to_yaml(second) == printed);
 }
 
+TEST_CASE("a list key given one value is told how to write it as a list", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const auto problems = problems_of(path, no_path_checks({"schedule.milestones=30", "augment.random_resized_crop=true"}));
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0], Catch::EndsWith("augment.random_resized_crop: expected a list of numbers, e.g. [0.5, 1.0], got 'true'"));
+  CHECK_THAT(problems[1], Catch::EndsWith("schedule.milestones: expected a list of numbers; for this one alone, write [30]"));
+}
+
 TEST_CASE("data.mean and data.std on the 0-255 scale (mmcv's) are refused with the values divided by 255", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

@@ -279,7 +279,11 @@ MaybeError convert(const YAML::Node& n, AugmentPolicy& out) {
 }
 
 MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
-  if (!n.IsSequence()) return std::string("expected a list of numbers, e.g. [0.9, 0.999]");
+  if (!n.IsSequence()) {
+    double one = 0;
+    if (n.IsScalar() && !convert(n, one)) return fmt::format("expected a list of numbers; for this one alone, write [{}]", n.Scalar());
+    return fmt::format("expected a list of numbers, e.g. [0.5, 1.0], got '{}'", n.IsScalar() ? n.Scalar() : std::string("a map"));
+  }
   out.clear();
   for (const auto& element : n) {
     double v = 0;
