@@ -261,19 +261,25 @@ TEST_CASE("a finished cosine run made longer says how far its learning rate clim
   TempDir dir;
   const std::string common = " data.max_samples=640 data.val= train.global_batch=64 schedule.warmup_epochs=0 output=" + dir.file("a");
   REQUIRE(shell("$CVTRAIN --recipe $RECIPE" + common + " train.epochs=1", dir).exit_code == 0);
-  // As if saved by another LibTorch: the resume says so (other kernels, no longer bit for bit).
+  // As if saved by another LibTorch on another CPU: the resume says so (other kernels, no longer bit for bit).
   const std::string state = dir.file("a/checkpoints/step-00000010/state.txt");
   std::string saved = read_text(state);
-  const size_t libtorch = saved.find("libtorch ");
-  REQUIRE(libtorch != std::string::npos);
-  const std::string version = saved.substr(libtorch + 9, saved.find('\n', libtorch) - libtorch - 9);
-  std::ofstream(state) << saved.replace(libtorch, 9 + version.size(), "libtorch 2.10.0");
+  const auto value_of = [&](const std::string& key) {
+    const size_t at = saved.find("\n" + key + " ");
+    REQUIRE(at != std::string::npos);
+    return saved.substr(at + key.size() + 2, saved.find('\n', at + 1) - at - key.size() - 2);
+  };
+  const std::string version = value_of("libtorch"), device = value_of("device");
+  CHECK_THAT(device, Catch::StartsWith("cpu: "));  // the CPU's model, spaces and all
+  saved = std::regex_replace(saved, std::regex("\nlibtorch [^\n]*"), "\nlibtorch 2.10.0");
+  std::ofstream(state) << std::regex_replace(saved, std::regex("\ndevice [^\n]*"), "\ndevice cpu: Some Other CPU");
   const Run longer = shell("$CVTRAIN --recipe $RECIPE" + common + " train.epochs=2", dir);
   INFO(longer.output);
   REQUIRE(longer.exit_code == 0);
   CHECK_THAT(longer.output, Catch::Contains("train.epochs 1 -> 2"));
-  CHECK_THAT(longer.output, Catch::Contains("step-00000010 was saved by another build (LibTorch 2.10.0 -> " + version +
-                                            "): the run continues, though no longer bit for bit"));
+  CHECK_THAT(longer.output,
+             Catch::Contains("step-00000010 was saved by another build or device (LibTorch 2.10.0 -> " + version +
+                             ", device cpu: Some Other CPU -> " + device + "): the run continues, though no longer bit for bit"));
   // 10 steps an epoch: the 1-epoch cosine had reached 0; stretched over 20 steps it is at half its 0.1 there.
   CHECK_THAT(longer.output,
              Catch::Contains("warning: the learning rate goes on at 0.05 from step 11, where the saved run's schedule had 0:"));

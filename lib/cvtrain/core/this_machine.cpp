@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
 
 namespace cvtrain {
 
@@ -19,6 +20,17 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+std::string cpu_model() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    const size_t start = line.find_first_not_of(' ', colon + 1);
+    if (colon != std::string::npos && start != std::string::npos) return line.substr(start);
+  }
+  return "unknown";
 }
 
 }  // namespace cvtrain

@@ -1,4 +1,4 @@
-// Facts about this machine that messages and files name: its host name and the UTC time.
+// Facts about this machine that messages and files name: its host name, CPU and the UTC time.
 #pragma once
 
 #include <string>
@@ -10,5 +10,8 @@ std::string host_name();
 
 // Now, as 2026-12-02T08:02:20Z.
 std::string utc_now();
+
+// The CPU's model name from /proc/cpuinfo ("AMD EPYC 9654 96-Core Processor"), or "unknown".
+std::string cpu_model();
 
 }  // namespace cvtrain

@@ -83,12 +83,13 @@ void restore_rng_states(const NamedTensors& states, const std::string& file) {
   }
 }
 
-std::string state_text(const TrainPosition& p, const Recipe& recipe) {
+std::string state_text(const TrainPosition& p, const Recipe& recipe, const std::string& device) {
   return fmt::format(
-      "step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nloss_scale {:.17g}\nscale_growth_tracker {}\n"
-      "global_batch {}\nnext_lr {:.17g}\nseed {}\ncvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
-      p.step, p.epoch, p.batches_done, p.skipped_steps, p.loss_scale, p.scale_growth_tracker, recipe.train.global_batch, p.next_lr,
-      recipe.train.seed, kVersion, TORCH_VERSION, cuda_runtime_version(), nccl_version());
+             "step {}\nepoch {}\nbatches_done {}\nskipped_steps {}\nloss_scale {:.17g}\nscale_growth_tracker {}\n"
+             "global_batch {}\nnext_lr {:.17g}\nseed {}\ncvtrain {}\nlibtorch {}\ncuda_runtime {}\nnccl {}\n",
+             p.step, p.epoch, p.batches_done, p.skipped_steps, p.loss_scale, p.scale_growth_tracker, recipe.train.global_batch, p.next_lr,
+             recipe.train.seed, kVersion, TORCH_VERSION, cuda_runtime_version(), nccl_version()) +
+         (device.empty() ? "" : fmt::format("device {}\n", device));
 }
 
 int64_t step_of(const fs::path& folder) {
@@ -101,13 +102,13 @@ int64_t step_of(const fs::path& folder) {
   }
 }
 
-void write_checkpoint_files(const std::string& dir, const TrainPosition& position, const NamedTensors& model,
-                            const NamedTensors& optimizer, const NamedTensors& ema, const Recipe& recipe) {
+void write_checkpoint_files(const std::string& dir, const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer,
+                            const NamedTensors& ema, const Recipe& recipe, const std::string& device) {
   write_safetensors(dir + "/model.safetensors", model,
                     {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
   write_safetensors(dir + "/optimizer.safetensors", optimizer, {{"optimizer", name_of(recipe.optim.name)}});
   write_safetensors(dir + "/rng.safetensors", rng_states());
-  write_text(dir + "/state.txt", state_text(position, recipe));
+  write_text(dir + "/state.txt", state_text(position, recipe, device));
   write_text(dir + "/recipe.yaml", recipe_to_yaml(recipe));
   if (!ema.empty()) {
     write_safetensors(dir + "/" + kEmaFile, ema, {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
@@ -143,7 +144,7 @@ void Checkpointer::check_writable() const {
 }
 
 std::string Checkpointer::save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer,
-                               const Recipe& recipe, const NamedTensors& ema) const {
+                               const Recipe& recipe, const NamedTensors& ema, const std::string& device) const {
   const std::string final_dir = folder_of(position.step);
   const std::string temporary = final_dir + ".tmp", replaced = final_dir + ".old";
   std::error_code ec;
@@ -152,7 +153,7 @@ std::string Checkpointer::save(const TrainPosition& position, const NamedTensors
     fs::remove_all(temporary);
     fs::remove_all(replaced);
     fs::create_directories(temporary);
-    write_checkpoint_files(temporary, position, model, optimizer, ema, recipe);
+    write_checkpoint_files(temporary, position, model, optimizer, ema, recipe, device);
     // A folder of the same step (an earlier run's, or a write that never finished) steps aside
     // only now, and goes once the new one is in place.
     if (fs::exists(final_dir)) fs::rename(final_dir, replaced);
@@ -218,22 +219,22 @@ std::map<std::string, std::string> state_values(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot open", path));
   std::map<std::string, std::string> values;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string key, value;
-    if (fields >> key >> value) values[key] = value;
+  for (std::string line; std::getline(in, line);) {  // "key value", the value to the line's end ("device NVIDIA H200")
+    const size_t space = line.find(' ');
+    if (space != std::string::npos && space > 0 && space + 1 < line.size()) values[line.substr(0, space)] = line.substr(space + 1);
   }
   return values;
 }
 
 }  // namespace
 
-std::vector<std::string> build_changes_since(const std::string& folder) {
+std::vector<std::string> build_changes_since(const std::string& folder, const std::string& device) {
   const std::map<std::string, std::string> saved = state_values(folder + "/state.txt");
   const std::vector<std::array<std::string, 3>> builds{{"cvtrain", "cvtrain", kVersion},
                                                        {"libtorch", "LibTorch", TORCH_VERSION},
                                                        {"cuda_runtime", "CUDA runtime", cuda_runtime_version()},
-                                                       {"nccl", "NCCL", nccl_version()}};
+                                                       {"nccl", "NCCL", nccl_version()},
+                                                       {"device", "device", device}};
   std::vector<std::string> changes;
   for (const auto& [key, name, now] : builds) {
     const auto it = saved.find(key);

@@ -59,8 +59,9 @@ class Checkpointer {
   // optimizer state, both by name and whole) and drops the oldest beyond `keep`. Returns its
   // folder. Throws Error naming the file on any write failure; earlier checkpoints stay intact.
   // With `ema` (train.ema's average), it is written as kEmaFile too.
+  // `device` ("NVIDIA H200", "cpu: AMD EPYC ...") goes into state.txt, for build_changes_since.
   std::string save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer, const Recipe& recipe,
-                   const NamedTensors& ema = {}) const;
+                   const NamedTensors& ema = {}, const std::string& device = "") const;
 
   // The newest complete checkpoint whose files read back; incomplete or unreadable ones are
   // skipped with a warning naming them. nullopt when there is none.
@@ -97,10 +98,11 @@ CheckpointContents load_checkpoint(const std::string& folder);
 // The position alone (state.txt), without touching a model.
 TrainPosition read_position(const std::string& folder);
 
-// The software the checkpoint in `folder` was saved by, where this process differs: "LibTorch
-// 2.10.0 -> 2.11.0" (cvtrain, LibTorch, CUDA runtime, NCCL). Another build may pick other kernels,
-// so a resume across one is no longer bit for bit the uninterrupted run.
-std::vector<std::string> build_changes_since(const std::string& folder);
+// The software and device the checkpoint in `folder` was saved by, where this process differs:
+// "LibTorch 2.10.0 -> 2.11.0" (cvtrain, LibTorch, CUDA runtime, NCCL, and the device: `device`,
+// as Checkpointer::save was given it). Another build or device may pick other kernels, so a resume
+// across one is no longer bit for bit the uninterrupted run.
+std::vector<std::string> build_changes_since(const std::string& folder, const std::string& device);
 
 // `source` if it is a complete checkpoint folder (step-N with its COMPLETE marker), else the newest
 // complete checkpoint of the run folder `source`, or of a folder of checkpoints (OUTPUT/best,

@@ -12,7 +12,9 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
+#include "cvtrain/core/this_machine.h"
 #include "cvtrain/dist/communicator.h"
+#include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/metric_records.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
@@ -83,7 +85,7 @@ std::string CheckpointManager::write(const Checkpointer& files, TrainPosition po
       const LossScalerState scale = scaler.state();
       position.loss_scale = scaler.enabled() ? scale.scale : 0;
       position.scale_growth_tracker = scale.growth_tracker;
-      folder = files.save(position, model_state, optimizer_state, recipe, ema);
+      folder = files.save(position, model_state, optimizer_state, recipe, ema, device_label());
     } catch (const Error& e) {
       failure = e.what();
     }
@@ -170,9 +172,9 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   }
   const CheckpointContents saved = load_checkpoint(folder);
   const std::vector<KeyChange> changes = recipe_changes_since(folder);  // before the loads, whose errors they may explain
-  if (const std::vector<std::string> builds = build_changes_since(folder); !builds.empty() && comm_.rank() == 0)
-    log::info("{} was saved by another build ({}): the run continues, though no longer bit for bit as one build would have run it", folder,
-              join(builds, ", "));
+  if (const std::vector<std::string> builds = build_changes_since(folder, device_label()); !builds.empty() && comm_.rank() == 0)
+    log::info("{} was saved by another build or device ({}): the run continues, though no longer bit for bit as one would have run it",
+              folder, join(builds, ", "));
   try {
     strategy.load_model_state(saved.model, saved.model_file);
   } catch (const Error& e) {
@@ -190,6 +192,9 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   restore_best(saved.position.step);
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
 }
+
+// The device as state.txt names it: the GPU's name, or the CPU's model (CPU kernels differ by it too).
+std::string CheckpointManager::device_label() const { return device_.is_cuda() ? device_name(device_) : "cpu: " + cpu_model(); }
 
 // A resume with other data, optimizer or schedule settings continues, with this run's values; it
 // says which, since the run is then no exact continuation of the one saved.

@@ -70,6 +70,7 @@ class CheckpointManager {
   // The keys changed since `folder` was saved (none when its recipe.yaml is missing or unreadable),
   // said once on rank 0.
   std::vector<KeyChange> recipe_changes_since(const std::string& folder) const;
+  std::string device_label() const;
   std::string write(const Checkpointer& files, TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer,
                     const LossScaler& scaler, const Recipe& recipe, const NamedTensors& ema);
   std::optional<double> score_of(const EpochRecord& record) const;
