@@ -9,12 +9,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "cvtrain/core/crc32c.h"
 #include "cvtrain/core/error.h"
@@ -22,6 +20,7 @@
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/jpeg_coding.h"
+#include "cvtrain/data/strided_threads.h"
 
 namespace cvtrain {
 namespace {
@@ -204,23 +203,13 @@ bool is_pack_file(const fs::path& p) { return p.extension() == ".cvts" || p.exte
 std::vector<std::optional<Packed>> pack_block(const Dataset& source, size_t first, size_t last, size_t workers,
                                               const PackOptions& options) {
   std::vector<std::optional<Packed>> packed(last - first);
-  std::vector<std::exception_ptr> failures(workers);
-  std::vector<std::thread> threads;
-  for (size_t w = 0; w < workers; ++w)
-    threads.emplace_back([&, w] {
-      for (size_t i = first + w; i < last && !failures[w]; i += workers) {
-        try {
-          packed[i - first] = pack_one(source, i, options);
-        } catch (const Error& e) {
-          log::warn("skipping unusable sample: {}", e.what());
-        } catch (...) {
-          failures[w] = std::current_exception();
-        }
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (const auto& failure : failures)
-    if (failure) std::rethrow_exception(failure);
+  for_each_strided(first, last, workers, [&](size_t i) {
+    try {
+      packed[i - first] = pack_one(source, i, options);
+    } catch (const Error& e) {
+      log::warn("skipping unusable sample: {}", e.what());
+    }
+  });
   return packed;
 }
 

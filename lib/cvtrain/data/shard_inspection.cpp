@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/data/strided_threads.h"
 
 namespace cvtrain {
 namespace {
@@ -15,18 +15,13 @@ namespace {
 // Why each of samples [first, last) is unusable, by `workers` threads; "" for a good one.
 std::vector<std::string> check_block(const ShardDataset& shards, size_t first, size_t last, size_t workers) {
   std::vector<std::string> failures(last - first);
-  std::vector<std::thread> threads;
-  for (size_t w = 0; w < workers; ++w)
-    threads.emplace_back([&, w] {
-      for (size_t i = first + w; i < last; i += workers) {
-        try {
-          shards.load(i);
-        } catch (const Error& e) {
-          failures[i - first] = e.what();
-        }
-      }
-    });
-  for (auto& t : threads) t.join();
+  for_each_strided(first, last, workers, [&](size_t i) {
+    try {
+      shards.load(i);
+    } catch (const Error& e) {
+      failures[i - first] = e.what();
+    }
+  });
   return failures;
 }
 

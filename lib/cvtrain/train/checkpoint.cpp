@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"

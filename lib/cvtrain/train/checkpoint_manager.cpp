@@ -16,6 +16,7 @@
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/metric_records.h"
+#include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_changes.h"
@@ -48,7 +49,7 @@ std::string with_model_changes(const std::string& error, const std::string& fold
 
 }  // namespace
 
-CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device)
+CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule)
     : files_(recipe.output, recipe.checkpoint.keep),
       best_files_(Checkpointer::in_folder(recipe.output + "/best", 1)),
       best_(recipe.checkpoint.keep_best),
@@ -56,6 +57,7 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
       cadence_(recipe.checkpoint),
       comm_(comm),
       device_(device),
+      schedule_(schedule),
       global_batch_(recipe.train.global_batch),
       optimizer_name_(name_of(recipe.optim.name)),
       resolved_recipe_(recipe_to_yaml(recipe)) {}
@@ -84,6 +86,7 @@ std::string CheckpointManager::write(const Checkpointer& files, TrainPosition po
     try {
       const LossScalerState scale = scaler.state();
       position.loss_scale = scaler.enabled() ? scale.scale : 0;
+      position.next_lr = schedule_.at(position.step);  // for a resume under another schedule
       position.scale_growth_tracker = scale.growth_tracker;
       folder = files.save(position, model_state, optimizer_state, recipe, ema, device_label());
     } catch (const Error& e) {
@@ -190,6 +193,9 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
   last_saved_step_ = saved.position.step;
   last_saved_epoch_ = saved.position.epoch;
   restore_best(saved.position.step);
+  if (const auto jump = lr_jump(saved.position.next_lr, schedule_.at(saved.position.step), saved.position.step, folder);
+      jump && comm_.rank() == 0)
+    jump->climbs ? log::warn("{}", jump->message) : log::info("{}", jump->message);
   return ResumedRun{folder, position_in_this_run(saved.position, folder), saved.ema};
 }
 

@@ -28,6 +28,7 @@ class Strategy;
 struct EpochRecord;
 struct Recipe;
 struct ResumeChoice;
+class LrSchedule;
 
 struct ResumedRun {
   std::string folder;
@@ -37,7 +38,9 @@ struct ResumedRun {
 
 class CheckpointManager {
  public:
-  CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device);
+  // `schedule`: the run's; a checkpoint keeps the next step's learning rate, and a resume under
+  // another schedule says how the rate jumps (optim/lr_schedule.h, lr_jump).
+  CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule);
 
   // Rank 0's clock against checkpoint.every_minutes (the step's control all-reduce agrees on it).
   bool minutes_elapsed() const { return cadence_.minutes_elapsed(since_save_.seconds()); }
@@ -84,6 +87,7 @@ class CheckpointManager {
   CheckpointCadence cadence_;
   Communicator& comm_;
   c10::Device device_;
+  const LrSchedule& schedule_;
   Stopwatch since_save_;
   int64_t last_saved_step_ = -1, last_saved_epoch_ = -1;
   int64_t global_batch_;

@@ -54,7 +54,6 @@ class Trainer {
   double train_epoch(int64_t epoch, int64_t first_batch);
   void report_interval(int64_t epoch, bool log_now);
   void save_or_stop(const StepOutput& out);
-  TrainPosition with_next_lr(TrainPosition position) const;
   void save_checkpoint();
   void save_best_checkpoint(const EpochRecord& record);
   void evaluate_epoch(int64_t epoch, TrainSummary& summary);
@@ -84,9 +83,9 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       rank_(rank),
       run_(build_run(recipe_, rank_)),
       step_(StepParts{*run_.model, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
-                     [this] { return checkpoints_.minutes_elapsed(); }},
+                      [this] { return checkpoints_.minutes_elapsed(); }},
             step_settings(recipe_, run_.device, *run_.optimizer, rank.rank == 0)),
-      checkpoints_(recipe_, *run_.comm, run_.device),
+      checkpoints_(recipe_, *run_.comm, run_.device, *run_.schedule),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
       profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
       trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
@@ -94,23 +93,16 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
   if (recipe_.train.ema.decay > 0) ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.strategy, *run_.model);
 }
 
-// The position as a checkpoint keeps it: with the learning rate of the next step, which a resume
-// under another schedule compares with its own.
-TrainPosition Trainer::with_next_lr(TrainPosition position) const {
-  position.next_lr = run_.schedule->at(position.step);
-  return position;
-}
-
 // Collective; with train.ema the average goes into the checkpoint too.
 void Trainer::save_checkpoint() {
-  checkpoints_.save(with_next_lr(position_), *run_.strategy, *run_.optimizer, *run_.scaler, recipe_,
+  checkpoints_.save(position_, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_,
                     ema_ ? ema_->synced_state(*run_.comm) : NamedTensors{});
 }
 
 // checkpoint.keep_best, after the evaluation: at an epoch's end it resumes into the next epoch.
 void Trainer::save_best_checkpoint(const EpochRecord& record) {
   const TrainPosition at = position_.batches_done >= run_.steps_per_epoch ? position_.at_next_epoch() : position_;
-  checkpoints_.save_best(with_next_lr(at), record, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_,
+  checkpoints_.save_best(at, record, *run_.strategy, *run_.optimizer, *run_.scaler, recipe_,
                          ema_ ? ema_->synced_state(*run_.comm) : NamedTensors{});
 }
 
@@ -160,8 +152,6 @@ void Trainer::resume() {
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
-  if (const auto jump = lr_jump(position_.next_lr, run_.schedule->at(position_.step), position_.step, resumed->folder))
-    jump->climbs ? log::warn("{}", jump->message) : log::info("{}", jump->message);
   run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
   if (position_.step >= run_.total_steps)
     log::info(
