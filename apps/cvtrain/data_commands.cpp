@@ -1,4 +1,4 @@
-// `cvtrain data`: pack a dataset into shards, inspect shards, time the input pipeline, preview samples.
+// `cvtrain data`: pack a dataset into shards, inspect a dataset, time the input pipeline, preview samples.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,10 +11,10 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/dataset_inspection.h"
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
-#include "cvtrain/data/shard_inspection.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/train/sample_preview.h"
 #include "cvtrain/train/trainer.h"
@@ -26,7 +26,8 @@ struct DataArgs {
   std::string source, destination, format = "auto", device = "cpu";
   PackOptions pack;
   PipelineBenchOptions bench;
-  bool verify = false, json = false;
+  bool verify = false, json = false, all_classes = false;
+  int64_t inspect_samples = 1000;
 };
 
 void add_format_option(CLI::App& cmd, DataArgs& args) {
@@ -94,21 +95,34 @@ Command add_pack_command(CLI::App& data) {
 
 Command add_inspect_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
-  auto* cmd = data.add_subcommand("inspect", "Summarise a shards folder: samples, shards, classes, sizes");
-  cmd->add_option("dir", args->source, "Folder written by `cvtrain data pack`")->required();
-  cmd->add_flag("--verify", args->verify,
-                "Check every sample's bytes against the checksum the pack stored and decode it; exit 1 if any is unusable");
-  cmd->add_option("--workers", args->pack.workers, "Threads that --verify checks and decodes with")
-      ->check(CLI::Range(1, 256))
+  auto* cmd = data.add_subcommand("inspect",
+                                  "Summarise a dataset (shards folder, ImageFolder tree or IDX file): samples per class, image\n"
+                                  "formats, sizes and codings, how many nvJPEG decodes; --verify reads and decodes every sample");
+  cmd->add_option("path", args->source, "Shards folder, ImageFolder tree or IDX file")->required();
+  cmd->add_flag(
+      "--verify", args->verify,
+      "Read and decode every sample (shards: and check its bytes against the CRC-32C the pack stored); exit 1 if any is unusable");
+  cmd->add_option("--workers", args->pack.workers, "Threads that read and decode")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--samples", args->inspect_samples, "Without --verify: samples read for formats and sizes, spread over the set")
+      ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
+  cmd->add_option("--max-image-pixels", args->pack.max_image_pixels,
+                  "Count larger images as unusable, on their header's size, as data.max_image_pixels does (0: no limit)")
+      ->check(not_negative())
+      ->capture_default_str();
+  cmd->add_flag("--all-classes", args->all_classes, "List every class's sample count (else the 5 smallest and largest beyond 20 classes)");
+  add_format_option(*cmd, *args);
   return {cmd, [args] {
-            VerifyOptions options;
+            const auto dataset = open_for_tool(args->source, args->format);
+            InspectOptions options;
             options.verify = args->verify;
             options.workers = args->pack.workers;
+            options.census_samples = static_cast<size_t>(args->inspect_samples);
+            options.max_image_pixels = args->pack.max_image_pixels;
             const Stopwatch clock;
             options.progress = sample_progress("verifying", clock);
-            const ShardInspection inspection = inspect_shards(args->source, options);
-            std::fputs(inspection.summary().c_str(), stdout);
+            const DatasetInspection inspection = inspect_dataset(*dataset, args->source, options);
+            std::fputs(inspection.summary(args->all_classes).c_str(), stdout);
             return inspection.unreadable.empty() ? 0 : kExitRuntimeError;
           }};
 }
@@ -211,7 +225,8 @@ Command add_preview_command(CLI::App& data) {
 }  // namespace
 
 std::vector<Command> add_data_commands(CLI::App& app) {
-  auto* data = app.add_subcommand("data", "Dataset tools: pack into shards, inspect shards, benchmark the input pipeline, preview samples");
+  auto* data =
+      app.add_subcommand("data", "Dataset tools: pack into shards, inspect a dataset, benchmark the input pipeline, preview samples");
   data->require_subcommand(1);
   return {add_pack_command(*data), add_preview_command(*data), add_inspect_command(*data), add_bench_command(*data)};
 }

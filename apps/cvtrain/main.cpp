@@ -21,7 +21,7 @@ constexpr const char* kDescription =
     "  cvtrain check --recipe FILE [--no-paths] [KEY=VALUE ...]  validate and print the resolved recipe\n"
     "  cvtrain models                                            list model architectures\n"
     "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
-    "  cvtrain data pack SRC DST | inspect DIR | bench PATH      dataset shards and input-pipeline speed\n"
+    "  cvtrain data pack SRC DST | inspect PATH | bench PATH     dataset shards, contents and input-pipeline speed\n"
     "  cvtrain eval --recipe FILE [--checkpoint DIR | --weights F] top-1, top-5 and loss on data.val\n"
     "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
     "  cvtrain report RUN|SWEEP [--out FILE.html]                one HTML page: curves, step breakdown, ranks, verdicts\n"

@@ -45,3 +45,19 @@ TEST_CASE("image headers: a size beyond int is held at the largest, and other by
   const std::string text = "Pasta recipe";
   CHECK_FALSE(size_of({text.begin(), text.end()}));
 }
+
+TEST_CASE("image formats are named from their first bytes, and anything else is not", "[data]") {
+  const auto name = [](std::vector<uint8_t> bytes) { return std::string(image_format_name(bytes)); };
+  CHECK(name({0xff, 0xd8, 0xff, 0xe0}) == "JPEG");
+  CHECK(name({0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a}) == "PNG");
+  CHECK(name({'B', 'M', 0x66, 0x09}) == "BMP");
+  CHECK(name({'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'}) == "WebP");
+  CHECK(name({'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'A', 'V', 'E'}).empty());  // a sound, not a picture
+  CHECK(name({'I', 'I', 42, 0}) == "TIFF");
+  CHECK(name({'M', 'M', 0, 42}) == "TIFF");
+  CHECK(name({'M', 'M', 'x', 'y'}).empty());
+  CHECK(name({'P', '6', '\n'}) == "PNM");
+  CHECK(name({0xff, 0xd8}).empty());  // too short to say
+  CHECK(name({'G', 'I', 'F', '8', '9', 'a'}).empty());
+  CHECK(name({}).empty());
+}

@@ -8,10 +8,10 @@
 #include <iterator>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/dataset_inspection.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
-#include "cvtrain/data/shard_inspection.h"
 #include "cvtrain/recipe/recipe.h"
 #include "image_files.h"
 
@@ -83,7 +83,10 @@ TEST_CASE("a sample whose bytes changed since the pack is unreadable and named, 
   CHECK_THROWS_WITH(damaged.read(0), Catch::Contains("shard-00000.cvts #0: its bytes changed since it was packed") &&
                                          Catch::Contains("copy the shard again, or repack"));
   CHECK_NOTHROW(damaged.read(1));
-  const ShardInspection verified = inspect_shards(dir.file("packed"), VerifyOptions{true, 3, {}});
+  InspectOptions verify;
+  verify.verify = true;
+  verify.workers = 3;
+  const DatasetInspection verified = inspect_dataset(damaged, "packed", verify);
   REQUIRE(verified.unreadable.size() == 1);
   CHECK_THAT(verified.unreadable[0], Catch::Contains("#0: its bytes changed"));
   CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 5 of 6 samples decode\n"));
@@ -228,26 +231,4 @@ TEST_CASE("malformed shards are errors naming the shard", "[data]") {
   SECTION("not a shards folder") {
     CHECK_THROWS_WITH(ShardDataset(dir.file("src"), 0), Catch::Contains("classes.txt"));
   }
-}
-
-TEST_CASE("data inspect summarises a shards folder per class and verifies every sample", "[data]") {
-  TempDir dir;
-  make_folder(dir, 3);
-  const ImageFolderDataset folder(dir.file("src"), 0);
-  PackOptions options;
-  options.shards = 2;
-  pack_shards(folder, folder.class_names(), dir.file("packed"), options);
-  const ShardInspection quick = inspect_shards(dir.file("packed"));
-  CHECK(quick.samples == 6);
-  CHECK(quick.shards == 2);
-  CHECK(quick.per_class == std::vector<std::pair<std::string, size_t>>{{"ant", 3}, {"bee", 3}});
-  CHECK_THAT(quick.summary(), Catch::Contains("6 samples in 2 shard(s), 2 classes") && Catch::Contains("     3  ant\n") &&
-                                  !Catch::Contains("verified"));
-  std::vector<size_t> progress;
-  const ShardInspection verified = inspect_shards(
-      dir.file("packed"), VerifyOptions{true, 2, [&](size_t done, size_t total) { progress.push_back(done * 100 + total); }});
-  CHECK(verified.unreadable.empty());
-  CHECK(progress == std::vector<size_t>{606});  // one block: 6 of 6
-  CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 6 of 6 samples decode\n"));
-  CHECK_THROWS_AS(inspect_shards(dir.file("src")), Error);
 }

@@ -331,9 +331,24 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   INFO(train.output);
   REQUIRE(train.exit_code == 0);
   CHECK_THAT(train.output, Catch::Contains("24 samples, 2 classes"));
-  const RunResult not_a_pack = run_cvtrain("data inspect " + dir.file("images"), dir);
-  CHECK(not_a_pack.exit_code == 1);
-  CHECK_THAT(not_a_pack.output, Catch::Contains("classes.txt"));
+  // The tree itself, before packing: its formats and sizes from its files' headers.
+  const RunResult tree = run_cvtrain("data inspect " + dir.file("images"), dir);
+  CHECK(tree.exit_code == 0);
+  CHECK_THAT(tree.output, Catch::Contains("images: ImageFolder, 24 samples, 2 classes") && Catch::Contains("formats: JPEG 24") &&
+                              Catch::Contains("shorter side: min 40, 10% 40, median 40, 90% 40, max 40 px") &&
+                              Catch::Contains("nvjpeg would decode 24 (100.0%) on the GPU"));
+  const RunResult not_shards = run_cvtrain("data inspect " + dir.file("images") + " --format shards", dir);
+  CHECK(not_shards.exit_code == 1);
+  CHECK_THAT(not_shards.output, Catch::Contains("classes.txt"));
+}
+
+TEST_CASE("data inspect summarises an IDX file: classes and one pixel size, no decoder to choose", "[e2e]") {
+  TempDir dir;
+  const RunResult idx = run_cvtrain("data inspect /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz", dir);
+  REQUIRE(idx.exit_code == 0);
+  CHECK_THAT(idx.output, Catch::Contains("t10k-images-idx3-ubyte.gz: IDX, 10000 samples, 10 classes") && Catch::Contains("    1000  9\n") &&
+                             Catch::Contains("images (1000 read, spread over the set") && Catch::Contains("formats: pixels 1000") &&
+                             Catch::Contains("size: 28 x 28 px, every one") && !Catch::Contains("nvjpeg"));
 }
 
 TEST_CASE("Mixup and CutMix train with soft targets", "[e2e]") {

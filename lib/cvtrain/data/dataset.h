@@ -12,6 +12,10 @@ namespace cvtrain {
 struct DataSpec;
 enum class DataFormat;  // recipe/recipe.h
 
+// Pillow's Image.MAX_IMAGE_PIXELS: larger images are refused as decompression bombs unless a
+// limit says otherwise (data.max_image_pixels' default in recipe.h is the same number).
+constexpr int64_t kDefaultMaxImagePixels = 89478485;
+
 // One decoded image, interleaved channels (HWC), 8 bits per channel.
 struct Image {
   std::vector<uint8_t> pixels;

@@ -85,4 +85,14 @@ std::optional<ImageSize> image_header_size(const std::vector<uint8_t>& bytes) {
   return size;
 }
 
+const char* image_format_name(const std::vector<uint8_t>& bytes) {
+  if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) return "JPEG";
+  if (starts_with(bytes, 0, "\x89PNG\r\n\x1a\n")) return "PNG";
+  if (starts_with(bytes, 0, "BM")) return "BMP";
+  if (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP")) return "WebP";
+  if (starts_with(bytes, 0, "II*") || (starts_with(bytes, 0, "MM") && bytes.size() >= 4 && bytes[2] == 0 && bytes[3] == '*')) return "TIFF";
+  if (bytes.size() > 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6') return "PNM";
+  return "";
+}
+
 }  // namespace cvtrain

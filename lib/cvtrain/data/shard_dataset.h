@@ -60,7 +60,7 @@ struct PackOptions {
   int64_t resize = 0;     // > 0: shorter side reduced to this many pixels (never enlarged)
   int64_t quality = 90;   // JPEG quality for re-encoded images
   int64_t workers = 2;    // decode/encode threads
-  int64_t max_image_pixels = 89478485;  // larger images are skipped as unusable, on their header's size (0 = no limit)
+  int64_t max_image_pixels = kDefaultMaxImagePixels;  // larger images are skipped as unusable, on their header's size (0 = no limit)
   // Called on the packing thread after each block of samples with how many of the source's are done
   // (written or skipped) and their total, the last call with all of them; unset: nothing.
   std::function<void(size_t done, size_t total)> progress;

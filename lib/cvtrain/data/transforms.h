@@ -18,7 +18,7 @@ struct SampleTransform {
   int64_t image_size = 0;
   uint64_t seed = 0;
   int64_t epoch = 0;
-  int64_t max_image_pixels = 89478485;  // data.max_image_pixels (Pillow's default); 0 = no limit
+  int64_t max_image_pixels = kDefaultMaxImagePixels;  // data.max_image_pixels (Pillow's default); 0 = no limit
   double crop_fraction = 0.875;         // the centre view's image_size / resized shorter side (data.eval_crop_fraction)
   std::vector<uint8_t> augment_fill;    // where rotate, shear and translate leave no pixel (augment_fill(data.mean)); empty: gray
 };
