@@ -5,7 +5,7 @@ same augmentation, optimizer and schedule, so the two runs take the same steps.
 
 Used by scripts/bench_quickstart.sh (accuracy and speed side by side) and by
 tests/parity/check_training.py (step-by-step equality). Supports the CPU, every precision (bf16
-and fp16 through torch.autocast, fp16 with torch.amp.GradScaler), idx data, small_cnn and mlp, hflip, random_crop_padding, label smoothing, channels_last, accumulation, grad_clip,
+and fp16 through torch.autocast, fp16 with torch.amp.GradScaler), idx data, small_cnn and mlp, hflip, vflip, random_crop_padding, label smoothing, channels_last, accumulation, grad_clip,
 max_steps, sgd/adamw, cosine/step/constant with warmup; one process, or (strategies ddp, zero1,
 zero2, fsdp) one rank of a torch.distributed group under torch's DistributedDataParallel, called
 once per rank.
@@ -111,8 +111,10 @@ def augment(images, indices, seed, epoch, aug):
             dy, dx = rng.below(2 * pad + 1), rng.below(2 * pad + 1)
             padded = F.pad(img, (pad, pad, pad, pad))
             img = padded[dy : dy + h, dx : dx + w]
-        if aug["hflip"] and rng.uniform() < 0.5:
-            img = img.flip(-1)
+        for key, dim in (("hflip", -1), ("vflip", -2)):  # a chance; the recipe prints 0.5 as true, 0 as false
+            chance = 0.5 if aug.get(key) is True else float(aug.get(key) or 0)
+            if chance > 0 and rng.uniform() < chance:
+                img = img.flip(dim)
         out[b] = img
     return out
 

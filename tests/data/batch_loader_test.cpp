@@ -63,7 +63,7 @@ std::vector<int64_t> reversed(size_t n) {
 TEST_CASE("batches are identical with 0, 1 and 3 workers", "[data]") {
   CountingDataset data(61);
   AugmentSpec augment;
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   augment.random_crop_padding = 1;
   std::vector<Batch> reference;
   BatchLoader serial(data, reversed(61), options(0, &augment));
@@ -233,7 +233,7 @@ TEST_CASE("JPEG batches with crops, flips and DCT scaling are identical for 1 an
   const ImageFolderDataset data(dir.file("root"), 0);
   AugmentSpec augment;
   augment.random_resized_crop = {0.08, 1.0};
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   LoaderOptions o;
   o.batch_size = 5;
   o.transform = SampleTransform{&augment, 64, 11, 2};
@@ -257,7 +257,7 @@ TEST_CASE("JPEG batches with crops, flips and DCT scaling are identical for 1 an
 TEST_CASE("the copies of repeated augmentation are one sample with draws of their own", "[data]") {
   CountingDataset data(8);
   AugmentSpec augment;
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   augment.random_crop_padding = 2;
   std::vector<int64_t> order;
   for (int64_t copy = 0; copy < 4; ++copy) order.push_back(5 | (copy << kCopyShift));

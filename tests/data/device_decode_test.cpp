@@ -106,7 +106,7 @@ struct Setup {
   LoaderOptions options;
   Setup() {
     augment.random_resized_crop = {0.08, 1.0};
-    augment.hflip = true;
+    augment.hflip = FlipChance{0.5};
     options.batch_size = 5;  // every batch holds two baseline JPEGs or more
     options.workers = 2;
     options.transform = SampleTransform{&augment, 48, 5, 1};

@@ -35,11 +35,15 @@ struct Gap {
   double mean = 0, max = 0;
 };
 
-// The CPU render of sample `index` against the device render of the same plan.
-Gap render_gap(const Image& source, const SampleTransform& transform, size_t index, bool flip_device_only = false) {
+enum class WrongFlip { none, horizontal, vertical };
+
+// The CPU render of sample `index` against the device render of the same plan (or of the plan
+// with one flip turned the other way, to show the comparison sees it).
+Gap render_gap(const Image& source, const SampleTransform& transform, size_t index, WrongFlip wrong = WrongFlip::none) {
   const Image cpu = transform_sample(source, transform, index);
   CropPlan plan = plan_sample(ImageSize{source.width, source.height}, transform, index);
-  if (flip_device_only) plan.flip = !plan.flip;
+  if (wrong == WrongFlip::horizontal) plan.flip = !plan.flip;
+  if (wrong == WrongFlip::vertical) plan.vflip = !plan.vflip;
   at::Tensor device = at::empty({transform.image_size, transform.image_size, 3}, at::kByte);
   render_on_device(as_tensor(source), plan, transform.image_size, device);
   const at::Tensor difference = (as_tensor(cpu).to(at::kFloat) - device.to(at::kFloat)).abs();
@@ -48,20 +52,22 @@ Gap render_gap(const Image& source, const SampleTransform& transform, size_t ind
 
 }  // namespace
 
-TEST_CASE("a sample rendered on the device has the CPU sample's region and flip, within the filters' difference", "[data]") {
+TEST_CASE("a sample rendered on the device has the CPU sample's region and flips, within the filters' difference", "[data]") {
   const Image source = photo(240, 320);
   AugmentSpec augment;
   augment.random_resized_crop = {0.08, 1.0};
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
+  augment.vflip = FlipChance{0.5};
   const SampleTransform transform{&augment, 64, 7, 2};
   REQUIRE(device_renderable(transform));
-  double mean = 0, largest = 0, mirrored = 0;
+  double mean = 0, largest = 0, mirrored = 0, upside_down = 0;
   constexpr int kSamples = 40;
   for (size_t index = 0; index < kSamples; ++index) {
     const Gap gap = render_gap(source, transform, index);
     mean += gap.mean / kSamples;
     largest = std::max(largest, gap.mean);
-    mirrored += render_gap(source, transform, index, true).mean / kSamples;
+    mirrored += render_gap(source, transform, index, WrongFlip::horizontal).mean / kSamples;
+    upside_down += render_gap(source, transform, index, WrongFlip::vertical).mean / kSamples;
   }
   WARN("random_resized_crop 64 from 320x240, " << kSamples << " samples: mean |difference| " << mean << " levels (worst sample "
                                                << largest << "); with the flip wrong " << mirrored);
@@ -70,6 +76,7 @@ TEST_CASE("a sample rendered on the device has the CPU sample's region and flip,
   CHECK(mean < 3.0);
   CHECK(largest < 5.0);
   CHECK(mirrored > 5 * mean);  // the comparison sees a wrong flip
+  CHECK(upside_down > 5 * mean);
 }
 
 TEST_CASE("the centre view rendered on the device is within a level of Pillow's", "[data]") {

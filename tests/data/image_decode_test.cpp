@@ -97,7 +97,7 @@ TEST_CASE("the scaled decode path gives what full-size decoding gives", "[data]"
   const ImageFolderDataset set(dir.file("root"), 0);
   AugmentSpec augment;
   augment.random_resized_crop = {0.5, 1.0};
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   for (size_t key : {0, 1, 2, 3}) {
     const SampleTransform t{&augment, 112, 9, static_cast<int64_t>(key)};
     const Image fast = prepare_sample(set, 0, t);  // decoded at 1/4 to 1/2 scale

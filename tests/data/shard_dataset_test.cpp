@@ -149,7 +149,7 @@ TEST_CASE("packing an ImageFolder keeps every sample, byte for byte, in order", 
   // Same bytes, so the training pipeline makes the same images from both.
   AugmentSpec augment;
   augment.random_resized_crop = {0.3, 1.0};
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   const SampleTransform t{&augment, 32, 1, 0};
   CHECK(prepare_sample(shards, 5, t).pixels == prepare_sample(folder, 5, t).pixels);
 }

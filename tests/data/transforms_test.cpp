@@ -52,7 +52,7 @@ TEST_CASE("the evaluation view has torchvision's Resize(256) and CenterCrop(224)
 
 TEST_CASE("training augmentation is a pure function of seed, epoch and index", "[data]") {
   AugmentSpec augment;
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   augment.random_crop_padding = 4;
   augment.random_resized_crop = {0.2, 1.0};
   const Image input = gradient(60, 80, 3);
@@ -67,7 +67,7 @@ TEST_CASE("training augmentation is a pure function of seed, epoch and index", "
 
 TEST_CASE("horizontal flip mirrors rows and happens for about half the samples", "[data]") {
   AugmentSpec augment;
-  augment.hflip = true;
+  augment.hflip = FlipChance{0.5};
   const Image input = gradient(4, 4, 1);
   int flipped = 0;
   for (size_t index = 0; index < 200; ++index) {
@@ -79,4 +79,33 @@ TEST_CASE("horizontal flip mirrors rows and happens for about half the samples",
   }
   CHECK(flipped > 70);
   CHECK(flipped < 130);
+}
+
+TEST_CASE("flips happen with the recipe's chance, and a vertical one mirrors columns", "[data]") {
+  const Image input = gradient(4, 4, 1);
+  const auto count_changed = [&](const AugmentSpec& augment) {
+    int changed = 0;
+    for (size_t index = 0; index < 400; ++index)
+      changed += transform_sample(input, SampleTransform{&augment, 4, 0, 0}, index).pixels != input.pixels;
+    return changed;
+  };
+  AugmentSpec rare;
+  rare.hflip = FlipChance{0.2};
+  CHECK(count_changed(rare) > 50);  // 80 expected
+  CHECK(count_changed(rare) < 110);
+  AugmentSpec always;
+  always.vflip = FlipChance{1.0};
+  CHECK(count_changed(always) == 400);
+  const Image out = transform_sample(input, SampleTransform{&always, 4, 0, 0}, 0);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) REQUIRE(out.pixels[y * 4 + x] == input.pixels[(3 - y) * 4 + x]);
+  // With vflip on, a left-right flip is still drawn first: the same samples are mirrored as without it.
+  AugmentSpec both;
+  both.hflip = FlipChance{0.5};
+  both.vflip = FlipChance{0.5};
+  AugmentSpec left_right;
+  left_right.hflip = FlipChance{0.5};
+  for (size_t index = 0; index < 50; ++index)
+    CHECK(plan_sample(ImageSize{4, 4}, SampleTransform{&both, 4, 0, 0}, index).flip ==
+          plan_sample(ImageSize{4, 4}, SampleTransform{&left_right, 4, 0, 0}, index).flip);
 }

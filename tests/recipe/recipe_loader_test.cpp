@@ -197,6 +197,31 @@ TEST_CASE("augmentation policies and random erasing read like timm's flags, and 
   CHECK_THAT(problems[2], Catch::Contains("augment.random_erasing.min_area") && Catch::Contains("above max_area"));
 }
 
+TEST_CASE("flips take timm's chance or a boolean, print back as recipes wrote them, and refuse other values", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const auto loaded = [&](const std::vector<std::string>& overrides) { return load_recipe(path, no_path_checks(overrides)); };
+  const Recipe timm = loaded({"augment.hflip=0.5", "augment.vflip=0.25"});
+  CHECK(timm.augment.hflip.p == 0.5);
+  CHECK(timm.augment.vflip.p == 0.25);
+  CHECK_THAT(recipe_to_yaml(timm), Catch::Contains("hflip: true\n") && Catch::Contains("vflip: 0.25\n"));
+  CHECK(loaded({"augment.hflip=true"}).augment.hflip.p == 0.5);
+  CHECK(loaded({"augment.hflip=off"}).augment.hflip.p == 0);
+  const Recipe always = loaded({"augment.hflip=1"});  // a number is a chance: always, warned about
+  CHECK(always.augment.hflip.p == 1);
+  REQUIRE(recipe_warnings(always).size() == 1);
+  CHECK_THAT(recipe_warnings(always)[0], Catch::Contains("override 'augment.hflip=1': augment.hflip: 1 is a chance") &&
+                                             Catch::Contains("for a random flip write 0.5 (or true)"));
+  CHECK(recipe_warnings(timm).empty());
+  CHECK(loaded({"augment.hflip=0"}).augment.hflip.p == 0);
+  CHECK_THAT(recipe_to_yaml(loaded({"augment.hflip=0"})), Catch::Contains("hflip: false\n") && Catch::Contains("vflip: false\n"));
+  for (const char* bad : {"augment.hflip=1.5", "augment.vflip=-0.1", "augment.hflip=sometimes", "augment.hflip=[0.5]"}) {
+    const auto problems = problems_of(path, no_path_checks({bad}));
+    REQUIRE(problems.size() == 1);
+    CHECK_THAT(problems[0], Catch::Contains("expected a chance in [0, 1] (timm's --hflip 0.5), true (0.5) or false, got"));
+  }
+}
+
 TEST_CASE("a bad override is named as the override", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);
@@ -287,7 +312,7 @@ TEST_CASE("a section given a value is explained, and an empty one sets nothing",
   // An empty section (written {} or left empty) sets none of its keys; an empty leaf is still refused.
   for (const char* empty : {"augment: {}\n", "augment:\n", "distributed: {}\nobserve:\n"}) {
     const Recipe r = load_recipe(dir.write("empty.yaml", std::string("data: {train: /d.gz}\n") + empty), no_path_checks({"train.global_batch=8"}));
-    CHECK_FALSE(r.augment.hflip);
+    CHECK(r.augment.hflip.p == 0);
   }
   CHECK_THAT(problems_of(dir.write("leaf.yaml", "data: {train: /d.gz}\noptim: {lr: }\n"), no_path_checks({"train.global_batch=8"})).at(0),
              Catch::Contains("optim.lr: expected a number, got nothing"));

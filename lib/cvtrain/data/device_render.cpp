@@ -28,6 +28,7 @@ void render_on_device(const at::Tensor& decoded, const CropPlan& plan, int64_t i
                : at::_upsample_bilinear2d_aa(region, {image_size, image_size}, /*align_corners=*/false);
   }
   if (plan.flip) view = view.flip(3);
+  if (plan.vflip) view = view.flip(2);
   // The triangle filter's weights are non-negative and sum to 1, so the values stay within 0..255:
   // rounding is all the conversion needs (a launch per sample fewer than with a clamp).
   out.copy_(view.round_().squeeze(0).permute({1, 2, 0}));

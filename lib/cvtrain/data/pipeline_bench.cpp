@@ -32,7 +32,7 @@ namespace {
 AugmentSpec bench_augment(const PipelineBenchOptions& o) {
   AugmentSpec augment;
   augment.random_resized_crop = o.random_resized_crop;
-  augment.hflip = o.hflip;
+  augment.hflip = FlipChance{o.hflip ? 0.5 : 0.0};
   try {
     augment.auto_augment = parse_augment_policy(o.auto_augment);
   } catch (const std::invalid_argument& e) {

@@ -142,7 +142,9 @@ CropPlan plan_sample(ImageSize source, const SampleTransform& t, size_t index) {
     plan.pad_dy = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));
     plan.pad_dx = static_cast<int>(rng.below(2 * a.random_crop_padding + 1));
   }
-  plan.flip = a.hflip && rng.uniform() < 0.5;
+  // A flip that is off draws nothing, so the draws (and samples) of earlier recipes do not change.
+  plan.flip = a.hflip.on() && rng.uniform() < a.hflip.p;
+  plan.vflip = a.vflip.on() && rng.uniform() < a.vflip.p;
   constexpr uint64_t kAugmentStream = 0x72616e6461756775ULL;
   plan.augment_key = mix64(sample_key(t.seed, static_cast<uint64_t>(t.epoch), index) ^ kAugmentStream);
   return plan;
@@ -157,6 +159,7 @@ void render_sample(const ImageWindow& decoded, ImageSize source, const CropPlan&
     resize_into(as_mat(decoded.image)(window_region(plan, source, decoded)), result);
   if (plan.pad_dx >= 0) pad_and_crop(result, static_cast<int>(t.augment->random_crop_padding), plan.pad_dx, plan.pad_dy);
   if (plan.flip) cv::flip(result, result, 1);
+  if (plan.vflip) cv::flip(result, result, 0);
   if (t.augment) apply_automatic_augmentation(*t.augment, plan.augment_key, t.augment_fill, PixelView{out, size, size, decoded.image.channels});
 }
 

@@ -30,7 +30,8 @@ struct CropPlan {
   // image_size^2 square at (keep_x, keep_y) is kept. 0: the region is resized to image_size^2.
   int resized_width = 0, resized_height = 0, keep_x = 0, keep_y = 0;
   int pad_dx = -1, pad_dy = -1;  // random_crop_padding offsets; -1: not padded
-  bool flip = false;
+  bool flip = false;             // left-right
+  bool vflip = false;            // top-bottom
   uint64_t augment_key = 0;  // the stream augment.auto_augment draws its ops from
 };
 

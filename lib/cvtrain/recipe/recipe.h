@@ -143,8 +143,16 @@ struct RandomErasingSpec {
   double min_aspect = 0.3;         // aspect ratios log-uniform in [min_aspect, 1 / min_aspect]
 };
 
+// The chance that a sample is mirrored (timm's --hflip, --vflip). The recipe takes a number in
+// [0, 1] or true (0.5, torchvision's RandomHorizontalFlip) and false (0).
+struct FlipChance {
+  double p = 0;
+  bool on() const { return p > 0; }
+};
+
 struct AugmentSpec {
-  bool hflip = false;
+  FlipChance hflip;                          // left-right
+  FlipChance vflip;                          // top-bottom, after hflip (aerial, microscopy, medical images)
   int64_t random_crop_padding = 0;           // zero-pad by P pixels, then crop back at random
   std::vector<double> random_resized_crop;   // [min_scale, max_scale]; empty = off
   double label_smoothing = 0.0;

@@ -258,6 +258,14 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
       if (m >= epochs)
         warnings.push_back(fmt::format("{}: epoch {:g} is not within train.epochs {} (epochs 0 to {}): it never applies",
                                        r.where("schedule.milestones"), m, r.train.epochs, r.train.epochs - 1));
+  // A flip chance of 1 mirrors every sample: the same data, mirrored, with no augmentation left. More
+  // likely "on" written as 1 than meant.
+  for (const auto& [key, flip] : {std::pair{"augment.hflip", r.augment.hflip}, std::pair{"augment.vflip", r.augment.vflip}})
+    if (flip.p == 1)
+      warnings.push_back(
+          fmt::format("{}: 1 is a chance (timm's --hflip): every sample is mirrored, so none varies; for a random "
+                      "flip write 0.5 (or true)",
+                      r.where(key)));
   // Scoring the training images (a quick test's shortcut, left in) reads as accuracy on held-out data.
   std::error_code ec;
   if (!r.data.val.empty() && (r.data.val == r.data.train || std::filesystem::equivalent(r.data.val, r.data.train, ec)))

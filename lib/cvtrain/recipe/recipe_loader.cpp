@@ -267,6 +267,21 @@ MaybeError convert(const YAML::Node& n, ResumeChoice& out) {
   return std::nullopt;
 }
 
+MaybeError convert(const YAML::Node& n, FlipChance& out) {
+  bool on = false;
+  if (!convert(n, on)) {
+    out.p = on ? 0.5 : 0.0;
+    return std::nullopt;
+  }
+  double p = -1;
+  if (!convert(n, p) && p >= 0 && p <= 1) {
+    out.p = p;
+    return std::nullopt;
+  }
+  const std::string got = n.IsScalar() ? "'" + n.Scalar() + "'" : std::string("a list or map");
+  return fmt::format("expected a chance in [0, 1] (timm's --hflip 0.5), true (0.5) or false, got {}", got);
+}
+
 MaybeError convert(const YAML::Node& n, AugmentPolicy& out) {
   std::string spelled;
   if (auto e = convert(n, spelled)) return e;
@@ -312,6 +327,8 @@ YAML::Node to_node(const T& value) {
     return YAML::Node(value.spelled());
   } else if constexpr (std::is_same_v<T, AugmentPolicy>) {
     return YAML::Node(value.spelled);
+  } else if constexpr (std::is_same_v<T, FlipChance>) {  // true and false as recipes have always said them
+    return value.p == 0.5 ? YAML::Node(true) : value.p == 0 ? YAML::Node(false) : to_node(value.p);
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (double v : value) node.push_back(to_node(v));
@@ -410,11 +427,13 @@ const std::vector<Field>& schema() {
       field(KEY(data.std)),
       field(KEY(data.max_bad_fraction), in_range(0, 1)),
       field(KEY(data.max_image_pixels), at_least(0)),
-      field(KEY(data.eval_crop_fraction), [](double v) -> MaybeError {
-        if (v > 0 && v <= 1) return std::nullopt;
-        return fmt::format("must be in (0, 1], got {}", v);
-      }),
+      field(KEY(data.eval_crop_fraction),
+            [](double v) -> MaybeError {
+              if (v > 0 && v <= 1) return std::nullopt;
+              return fmt::format("must be in (0, 1], got {}", v);
+            }),
       field(KEY(augment.hflip)),
+      field(KEY(augment.vflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
       field(KEY(augment.random_resized_crop)),
       field(KEY(augment.label_smoothing), in_range(0, 0.99)),
@@ -432,10 +451,11 @@ const std::vector<Field>& schema() {
       field(KEY(augment.random_erasing.max_area), in_range(0, 1)),
       field(KEY(augment.random_erasing.min_aspect), in_range(0.01, 1)),
       field(KEY(augment.repeats), in_range(1, 16)),
-      field(KEY(train.ema.decay), [](double v) -> MaybeError {
-        if (v >= 0 && v < 1) return std::nullopt;
-        return fmt::format("must be in [0, 1) (0 = off), got {}", v);
-      }),
+      field(KEY(train.ema.decay),
+            [](double v) -> MaybeError {
+              if (v >= 0 && v < 1) return std::nullopt;
+              return fmt::format("must be in [0, 1) (0 = off), got {}", v);
+            }),
       field(KEY(train.ema.warmup)),
       field(KEY(train.ema.every_steps), at_least(1)),
       field(KEY(train.loss)),

@@ -92,7 +92,7 @@ std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe
   options.batches = std::clamp<int64_t>(1024 / std::max<int64_t>(1, options.batch_size), 4, 64);
   options.prefetch = recipe.data.prefetch;
   options.random_resized_crop = recipe.augment.random_resized_crop;
-  options.hflip = recipe.augment.hflip;
+  options.hflip = recipe.augment.hflip.on();
   options.seed = static_cast<uint64_t>(recipe.train.seed);
   options.device = run.device;
   options.decoder = run.jpeg_decoder ? "nvjpeg" : "cpu";  // data.decoder as resolved for this run
