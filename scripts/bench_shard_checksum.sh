@@ -7,25 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench_data/photographs.sh
-ROUNDS=${ROUNDS:-5}
-BATCHES=${BATCHES:-9}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+source scripts/bench_data/alternate_rounds.sh
 ./build/apps/cvtrain data pack "$IMAGES" "$WORK/checked" --shards 4 > /dev/null
 "$PYTHON" scripts/bench_data/shards_without_checksums.py "$WORK/checked" "$WORK/unchecked"
 echo "$COUNT JPEGs ($(du -sh "$WORK/checked" | cut -f1) of shards); 1 worker, batch 256, $BATCHES timed batches, $ROUNDS alternating rounds"
-for round in $(seq "$ROUNDS"); do
-  for side in checked unchecked; do
-    echo "$side $(./build/apps/cvtrain data bench "$WORK/$side" --workers 1 --batch 256 --batches "$BATCHES" --json)"
-  done
-done | "$PYTHON" -c '
-import json, sys, statistics
-rates = {"checked": [], "unchecked": []}
-for line in sys.stdin:
-    side, blob = line.split(" ", 1)
-    rates[side].append(json.loads(blob)["images_per_s"])
-for side, r in rates.items():
-    print(f"{side:9} images/s  min {min(r):7.1f}  median {statistics.median(r):7.1f}  max {max(r):7.1f}")
-ratio = statistics.median(rates["checked"]) / statistics.median(rates["unchecked"])
-print(f"checked / unchecked (medians): {ratio:.3f}")
-'
+alternate_rounds checked unchecked

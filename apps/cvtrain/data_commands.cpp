@@ -69,15 +69,18 @@ int run_data_pack(const DataArgs& args) {
   PackOptions options = args.pack;
   options.progress = sample_progress("packing", clock);
   const PackReport report = pack_shards(*source, source->class_names(), args.destination, options);
-  log::info("wrote {} samples ({} re-encoded, {} skipped as unusable), {:.1f} MB in {}", report.written, report.reencoded,
-            report.skipped, static_cast<double>(report.bytes) / 1e6, format_duration(clock.seconds()));
+  log::info("wrote {} samples ({} re-encoded, {} progressive transcoded to baseline, {} skipped as unusable), {:.1f} MB in {}",
+            report.written, report.reencoded, report.transcoded, report.skipped, static_cast<double>(report.bytes) / 1e6,
+            format_duration(clock.seconds()));
   return 0;
 }
 
 Command add_pack_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
-  auto* cmd = data.add_subcommand("pack", "Write SRC (an ImageFolder tree, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
-                                          "JPEGs that need no resize are copied byte for byte, everything else becomes JPEG");
+  auto* cmd = data.add_subcommand("pack",
+                                  "Write SRC (an ImageFolder tree, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
+                                  "JPEGs that need no resize are copied byte for byte (progressive ones transcoded to baseline without\n"
+                                  "loss), everything else becomes JPEG");
   cmd->add_option("src", args->source, "Source dataset")->required();
   cmd->add_option("dst", args->destination, "Output folder (created; only earlier shards in it are replaced)")->required();
   cmd->add_option("--shards", args->pack.shards, "Number of shard files")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -89,6 +92,9 @@ Command add_pack_command(CLI::App& data) {
                   "Skip larger images as unusable, on their header's size, as data.max_image_pixels does (0: no limit)")
       ->check(not_negative())
       ->capture_default_str();
+  cmd->add_flag("--keep-progressive", args->pack.keep_progressive,
+                "Store progressive JPEGs byte for byte too, rather than transcoded to baseline without loss (the same pixels; decoded\n"
+                "faster on the CPU, and on the GPU by nvJPEG)");
   add_format_option(*cmd, *args);
   return {cmd, [args] { return run_data_pack(*args); }};
 }

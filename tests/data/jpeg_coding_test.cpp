@@ -2,8 +2,11 @@
 // so that the GPU decoder takes only what it can decode.
 #include <catch2/catch.hpp>
 
+#include <tuple>
 #include <utility>
 
+#include "cvtrain/core/error.h"
+#include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/jpeg_coding.h"
 #include "image_files.h"
 
@@ -83,4 +86,36 @@ TEST_CASE("progressive and CMYK JPEGs go to the CPU decoder, and other bytes are
   std::vector<uint8_t> cut = encode_jpeg_pixels(pixels(8, 8, 3), 8, 8, TJPF_RGB);
   cut.resize(20);  // ends inside the headers, before the frame header
   CHECK_FALSE(jpeg_coding(cut));
+}
+
+TEST_CASE("a progressive JPEG transcoded to baseline decodes to the same pixels, at every scale and window", "[data]") {
+  for (const auto& [channels, format, subsampling] :
+       {std::tuple{3, TJPF_RGB, TJSAMP_420}, std::tuple{3, TJPF_RGB, TJSAMP_444}, std::tuple{1, TJPF_GRAY, TJSAMP_GRAY}}) {
+    const std::vector<uint8_t> progressive =
+        encode_jpeg_pixels(pixels(123, 77, channels), 123, 77, format, 85, subsampling, TJFLAG_PROGRESSIVE);
+    REQUIRE(progressive_to_transcode(*jpeg_coding(progressive)));
+    const std::vector<uint8_t> baseline = transcode_to_baseline(progressive, "p.jpg");
+    const auto coding = jpeg_coding(baseline);
+    REQUIRE(coding);
+    CHECK_FALSE(coding->progressive);
+    CHECK(gpu_decodable(*coding));
+    CHECK(coding->components == channels);
+    CHECK_FALSE(progressive_to_transcode(*coding));
+    for (const JpegScale scale : {JpegScale{1, 1}, JpegScale{1, 2}, JpegScale{3, 8}})
+      CHECK(decode_image(baseline, "b.jpg", scale).pixels == decode_image(progressive, "p.jpg", scale).pixels);
+    const PixelRect region{30, 20, 50, 40};
+    for (const JpegChroma chroma : {JpegChroma::replicated, JpegChroma::smooth})
+      CHECK(decode_jpeg_window(baseline, "b.jpg", {1, 1}, region, chroma).image.pixels ==
+            decode_jpeg_window(progressive, "p.jpg", {1, 1}, region, chroma).image.pixels);
+  }
+}
+
+TEST_CASE("transcoding refuses what is not a whole JPEG, and leaves CMYK and baseline files alone", "[data]") {
+  std::vector<uint8_t> cut = encode_jpeg_pixels(pixels(64, 64, 3), 64, 64, TJPF_RGB, 90, TJSAMP_420, TJFLAG_PROGRESSIVE);
+  cut.resize(cut.size() * 2 / 3);
+  CHECK_THROWS_WITH(transcode_to_baseline(cut, "cut.jpg"), Catch::Contains("cut.jpg: truncated JPEG"));
+  CHECK_THROWS_WITH(transcode_to_baseline({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'}, "x.png"), Catch::Contains("x.png: corrupt JPEG"));
+  CHECK_FALSE(
+      progressive_to_transcode(*jpeg_coding(encode_jpeg_pixels(pixels(8, 8, 4), 8, 8, TJPF_CMYK, 90, TJSAMP_444, TJFLAG_PROGRESSIVE))));
+  CHECK_FALSE(progressive_to_transcode(*jpeg_coding(encode_jpeg_pixels(pixels(8, 8, 3), 8, 8, TJPF_RGB))));
 }

@@ -10,6 +10,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/dataset_inspection.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/jpeg_coding.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/recipe/recipe.h"
@@ -152,6 +153,33 @@ TEST_CASE("packing an ImageFolder keeps every sample, byte for byte, in order", 
   augment.hflip = FlipChance{0.5};
   const SampleTransform t{&augment, 32, 1, 0};
   CHECK(prepare_sample(shards, 5, t).pixels == prepare_sample(folder, 5, t).pixels);
+}
+
+TEST_CASE("packing stores a progressive JPEG as baseline with the same pixels, unless told to keep it", "[data]") {
+  TempDir dir;
+  make_folder(dir, 2);
+  std::vector<uint8_t> texture(90 * 60 * 3);
+  for (size_t i = 0; i < texture.size(); ++i) texture[i] = static_cast<uint8_t>(i * 29 % 253);
+  const std::vector<uint8_t> progressive =
+      cvtrain::testing::encode_jpeg_pixels(texture, 90, 60, TJPF_RGB, 88, TJSAMP_420, TJFLAG_PROGRESSIVE);
+  write_bytes(dir, "src/bee/progressive.jpg", progressive);
+  const ImageFolderDataset folder(dir.file("src"), 0);
+  const size_t at = folder.size() - 1;  // bee/progressive.jpg sorts last
+  REQUIRE(folder.read(at).encoded == progressive);
+
+  const PackReport report = pack_shards(folder, folder.class_names(), dir.file("packed"), PackOptions{});
+  CHECK(report.transcoded == 1);
+  CHECK(report.reencoded == 0);
+  const ShardDataset shards(dir.file("packed"), 0);
+  const std::vector<uint8_t> stored = shards.read(at).encoded;
+  CHECK_FALSE(jpeg_coding(stored)->progressive);
+  CHECK(shards.load(at).pixels == folder.load(at).pixels);
+  for (size_t i = 0; i < at; ++i) CHECK(shards.read(i).encoded == folder.read(i).encoded);  // baseline files: byte for byte
+
+  PackOptions keep;
+  keep.keep_progressive = true;
+  CHECK(pack_shards(folder, folder.class_names(), dir.file("kept"), keep).transcoded == 0);
+  CHECK(ShardDataset(dir.file("kept"), 0).read(at).encoded == progressive);
 }
 
 TEST_CASE("packing reports its progress after each block, in order, ending with every sample", "[data]") {

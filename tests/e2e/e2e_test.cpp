@@ -304,7 +304,7 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   const RunResult pack = run_cvtrain("data pack " + dir.file("images") + " " + dir.file("shards") + " --shards 2 --resize 36", dir);
   INFO(pack.output);
   REQUIRE(pack.exit_code == 0);
-  CHECK_THAT(pack.output, Catch::Contains("wrote 24 samples (24 re-encoded, 0 skipped"));
+  CHECK_THAT(pack.output, Catch::Contains("wrote 24 samples (24 re-encoded, 0 progressive transcoded to baseline, 0 skipped"));
   const RunResult inspect = run_cvtrain("data inspect " + dir.file("shards") + " --verify", dir);
   REQUIRE(inspect.exit_code == 0);
   CHECK_THAT(inspect.output, Catch::Contains("24 samples in 2 shard(s), 2 classes") && Catch::Contains("12  red") &&

@@ -10,11 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
-// jpeglib.h needs FILE and size_t declared first.
-#include <jerror.h>
-#include <jpeglib.h>
-
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/libjpeg_errors.h"
 
 #ifdef CVTRAIN_WITH_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
@@ -34,28 +31,6 @@ namespace {
 bool is_jpeg(const std::vector<uint8_t>& bytes) { return bytes.size() > 3 && bytes[0] == 0xFF && bytes[1] == 0xD8; }
 
 int scaled(int dim, JpegScale s) { return (dim * s.num + s.den - 1) / s.den; }
-
-struct ErrorManager {
-  jpeg_error_mgr pub;
-  std::jmp_buf jump;
-  bool truncated;
-  char message[JMSG_LENGTH_MAX];
-};
-
-[[noreturn]] void jump_on_error(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-// Warnings (stray bytes, odd markers between segments) still give a full image, as PIL accepts
-// them; data that ends early leaves grey rows, which cvtrain treats as corrupt: the file ends
-// (JWRN_JPEG_EOF, PIL's "image file is truncated"), or a marker such as EOI stands where rows of
-// entropy-coded data should (JWRN_HIT_MARKER: a header that claims more rows than the scan holds).
-void note_warning(j_common_ptr cinfo, int level) {
-  const int code = cinfo->err->msg_code;
-  if (level < 0 && (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER)) reinterpret_cast<ErrorManager*>(cinfo->err)->truncated = true;
-}
 
 struct JpegJob {
   const std::vector<uint8_t>* bytes = nullptr;
@@ -80,12 +55,9 @@ PixelRect scaled_bounds(const JpegJob& job, ImageSize full) {
 }
 
 // Runs libjpeg; false (with err.message set) when it reported an error.
-bool run_libjpeg(JpegJob& job, ErrorManager& err) {
+bool run_libjpeg(JpegJob& job, libjpeg::ErrorManager& err) {
   jpeg_decompress_struct cinfo;
-  cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = jump_on_error;
-  err.pub.emit_message = note_warning;
-  err.truncated = false;
+  cinfo.err = libjpeg::attach(err);
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
     return false;
@@ -140,7 +112,7 @@ void cmyk_to_rgb(Image& image) {
 }
 
 JpegJob run_or_throw(JpegJob job, const std::string& name) {
-  ErrorManager err;
+  libjpeg::ErrorManager err;
   if (!run_libjpeg(job, err)) throw Error(fmt::format("{}: corrupt JPEG ({})", name, err.message));
   if (err.truncated) throw Error(fmt::format("{}: truncated JPEG (the data ends before the image does)", name));
   if (job.cmyk) cmyk_to_rgb(job.window.image);

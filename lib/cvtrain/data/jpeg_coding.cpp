@@ -1,5 +1,5 @@
 // jpeg_coding: walks the marker segments from SOI to the first SOF (ITU T.81, B.1.1.3 and B.2.2);
-// encode_jpeg through TurboJPEG.
+// encode_jpeg through TurboJPEG; transcode_to_baseline through libjpeg's coefficient API (as jpegtran).
 #include "cvtrain/data/jpeg_coding.h"
 
 #include <fmt/format.h>
@@ -8,9 +8,68 @@
 #include <memory>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/libjpeg_errors.h"
 
 namespace cvtrain {
 namespace {
+
+// libjpeg's output into a growing vector (which lives in the caller's frame, outside the setjmp).
+struct VectorDestination {
+  jpeg_destination_mgr pub;
+  std::vector<uint8_t>* out;
+};
+
+void start_vector(j_compress_ptr cinfo) {
+  auto* d = reinterpret_cast<VectorDestination*>(cinfo->dest);
+  d->out->resize(64 * 1024);
+  d->pub.next_output_byte = d->out->data();
+  d->pub.free_in_buffer = d->out->size();
+}
+
+boolean grow_vector(j_compress_ptr cinfo) {  // called with the whole buffer full
+  auto* d = reinterpret_cast<VectorDestination*>(cinfo->dest);
+  const size_t used = d->out->size();
+  d->out->resize(2 * used);
+  d->pub.next_output_byte = d->out->data() + used;
+  d->pub.free_in_buffer = used;
+  return TRUE;
+}
+
+void end_vector(j_compress_ptr cinfo) {
+  auto* d = reinterpret_cast<VectorDestination*>(cinfo->dest);
+  d->out->resize(d->out->size() - d->pub.free_in_buffer);
+}
+
+// The coefficients of `bytes` written anew into `out`; false (with err.message set) on an error.
+bool run_transcode(const std::vector<uint8_t>& bytes, std::vector<uint8_t>& out, libjpeg::ErrorManager& err) {
+  jpeg_decompress_struct src{};  // zeroed: destroying one never created is a no-op
+  jpeg_compress_struct dst{};
+  VectorDestination destination{{}, &out};
+  destination.pub.init_destination = start_vector;
+  destination.pub.empty_output_buffer = grow_vector;
+  destination.pub.term_destination = end_vector;
+  src.err = libjpeg::attach(err);
+  dst.err = src.err;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&dst);
+    jpeg_destroy_decompress(&src);
+    return false;
+  }
+  jpeg_create_decompress(&src);
+  jpeg_create_compress(&dst);
+  jpeg_mem_src(&src, bytes.data(), static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&src, TRUE);
+  jvirt_barray_ptr* coefficients = jpeg_read_coefficients(&src);
+  jpeg_copy_critical_parameters(&src, &dst);  // sets defaults first: sequential, Huffman
+  dst.optimize_coding = TRUE;
+  dst.dest = &destination.pub;
+  jpeg_write_coefficients(&dst, coefficients);
+  jpeg_finish_compress(&dst);
+  jpeg_finish_decompress(&src);
+  jpeg_destroy_compress(&dst);
+  jpeg_destroy_decompress(&src);
+  return true;
+}
 
 struct TjCompressorCloser {
   void operator()(void* handle) const { tjDestroy(handle); }
@@ -75,6 +134,18 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
 bool gpu_decodable(const JpegCoding& c) {
   return !c.progressive && !c.arithmetic && !c.lossless && c.precision == 8 && (c.components == 1 || c.components == 3) && c.width > 0 &&
          c.height > 0;
+}
+
+bool progressive_to_transcode(const JpegCoding& c) {
+  return c.progressive && !c.arithmetic && !c.lossless && c.precision == 8 && (c.components == 1 || c.components == 3);
+}
+
+std::vector<uint8_t> transcode_to_baseline(const std::vector<uint8_t>& bytes, const std::string& name) {
+  std::vector<uint8_t> out;
+  libjpeg::ErrorManager err;
+  if (!run_transcode(bytes, out, err)) throw Error(fmt::format("{}: corrupt JPEG ({})", name, err.message));
+  if (err.truncated) throw Error(fmt::format("{}: truncated JPEG (the data ends before the image does)", name));
+  return out;
 }
 
 bool hardware_decodable_subsampling(const JpegCoding& c) {

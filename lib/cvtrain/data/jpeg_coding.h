@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cvtrain/data/dataset.h"
@@ -31,6 +32,18 @@ bool gpu_decodable(const JpegCoding& coding);
 // Gray, or colour in one of 4:4:4, 4:2:2, 4:2:0 and 4:4:0: the subsamplings nvJPEG's hardware engine
 // decodes (NVIDIA's nvImageCodec asks the same of it). 4:1:1, 4:1:0 and unusual factors are not.
 bool hardware_decodable_subsampling(const JpegCoding& coding);
+
+// A JPEG transcode_to_baseline would change: progressive, Huffman-coded, 8-bit gray or YCbCr (CMYK,
+// arithmetic, lossless and 12-bit files are left as they are).
+bool progressive_to_transcode(const JpegCoding& coding);
+
+// The same JPEG rewritten as baseline (one scan per component set, as jpegtran without -progressive):
+// the same DCT coefficients and quantisation tables, so every decoder gives the same pixels, with
+// Huffman tables optimised for the file; metadata markers (EXIF, ICC) left out, as training reads
+// none. What makes a progressive file one nvJPEG decodes, and one the crop-window decoder reads
+// only the rows and columns of (scripts/bench_progressive_pack.sh). Throws Error naming `name`
+// when the file is corrupt or ends early.
+std::vector<uint8_t> transcode_to_baseline(const std::vector<uint8_t>& bytes, const std::string& name);
 
 // A gray or RGB image as a baseline JPEG (libjpeg-turbo, 4:2:0 chroma, accurate DCT): for `cvtrain
 // data pack` and for checking a GPU decoder against known pixels. Throws Error when encoding fails.

@@ -175,7 +175,15 @@ Image shrink_shorter_side(const Image& image, int target) {
 struct Packed {
   std::vector<uint8_t> bytes;
   bool reencoded = false;
+  bool transcoded = false;
 };
+
+// A JPEG that needs no resize: byte for byte, or a progressive one as baseline (same pixels).
+Packed stored_as_is(std::vector<uint8_t> jpeg, const std::string& name, const PackOptions& options) {
+  const auto coding = jpeg_coding(jpeg);
+  if (options.keep_progressive || !coding || !progressive_to_transcode(*coding)) return Packed{std::move(jpeg), false, false};
+  return Packed{transcode_to_baseline(jpeg, name), false, true};
+}
 
 // The bytes stored for one sample: the original JPEG when it needs no change, else a new JPEG.
 Packed pack_one(const Dataset& source, size_t index, const PackOptions& options) {
@@ -188,7 +196,7 @@ Packed pack_one(const Dataset& source, size_t index, const PackOptions& options)
     const bool small_enough = size && (options.resize <= 0 || std::min(size->width, size->height) <= options.resize);
     if (small_enough) {
       decode_image(raw.encoded, name);  // a corrupt file is skipped now, not at training time
-      return Packed{std::move(raw.encoded), false};
+      return stored_as_is(std::move(raw.encoded), name, options);
     }
     raw.image = decode_image(raw.encoded, name);
   }
@@ -239,6 +247,7 @@ PackReport write_shard(const Dataset& source, size_t begin, size_t end, const st
       offset += p.bytes.size();
       ++count;
       report.reencoded += p.reencoded ? 1 : 0;
+      report.transcoded += p.transcoded ? 1 : 0;
     }
     if (options.progress) options.progress(last, source.size());  // shards cover [0, n) in order: `last` are done
   }
@@ -302,6 +311,7 @@ PackReport pack_shards(const Dataset& source, const std::vector<std::string>& cl
     report.written += shard.written;
     report.skipped += shard.skipped;
     report.reencoded += shard.reencoded;
+    report.transcoded += shard.transcoded;
     report.bytes += shard.bytes;
   }
   const std::string names_path = (fs::path(dir) / "classes.txt.tmp").string();

@@ -61,6 +61,7 @@ struct PackOptions {
   int64_t quality = 90;   // JPEG quality for re-encoded images
   int64_t workers = 2;    // decode/encode threads
   int64_t max_image_pixels = kDefaultMaxImagePixels;  // larger images are skipped as unusable, on their header's size (0 = no limit)
+  bool keep_progressive = false;  // store progressive JPEGs as they are rather than transcoded to baseline (same pixels)
   // Called on the packing thread after each block of samples with how many of the source's are done
   // (written or skipped) and their total, the last call with all of them; unset: nothing.
   std::function<void(size_t done, size_t total)> progress;
@@ -70,6 +71,7 @@ struct PackReport {
   size_t written = 0;
   size_t skipped = 0;     // unreadable source samples, each named in a warning
   size_t reencoded = 0;   // not JPEG, or resized
+  size_t transcoded = 0;  // progressive JPEGs stored as baseline ones, without loss
   uint64_t bytes = 0;
 };
 
@@ -77,7 +79,8 @@ struct PackReport {
 void prepare_pack_folder(const std::string& dir);
 
 // Packs `source` (its classes given by `class_names`) into DIR, samples in source order. JPEGs
-// that need no resize are stored byte for byte. Refuses a DIR that holds anything but shards;
+// that need no resize are stored byte for byte, progressive ones (unless kept) transcoded to
+// baseline without loss (jpeg_coding.h: the same pixels, decoded faster). Refuses a DIR that holds anything but shards;
 // DIR's earlier pack is replaced only once the new one is complete.
 PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
                        const PackOptions& options);
