@@ -223,6 +223,11 @@ std::string census_lines(const DatasetInspection& in) {
   out += fmt::format("  formats: {}\n", format_counts(c));
   out += size_lines(c.sizes);
   if (c.formats.count("pixels") == c.formats.size()) return out;  // stored as pixels: no decoder to choose
+  if (const auto progressive = c.jpeg_kinds.find("progressive"); progressive != c.jpeg_kinds.end())
+    out += fmt::format(
+        "  {} progressive JPEGs ({}): decoded whole, about 2.5x slower than baseline ones (README, \"Progressive JPEGs\"); "
+        "`cvtrain data pack` (without --keep-progressive) stores them as baseline, with the same pixels\n",
+        progressive->second, percent(progressive->second, c.looked_at));
   const std::string engine = c.hardware_subsampling == c.gpu_decodable ? "all" : fmt::format("{}", c.hardware_subsampling);
   return out + fmt::format(
                    "  data.decoder: nvjpeg would decode {} ({}) on the GPU, {} in subsamplings its hardware engine takes "
