@@ -81,11 +81,11 @@ inline void write_bytes(const TempDir& dir, const std::string& name, const std::
 }
 
 // Class folders c0 and c1 under `root` holding `count` large JPEGs of noise (megabytes of entropy-
-// coded data each): slow to decode, for input-bound runs.
-inline void write_noise_jpeg_folder(const TempDir& dir, const std::string& root, int count, int w, int h, uint32_t seed) {
+// coded data each): slow to decode, for input-bound runs. `flags`: TurboJPEG's (TJFLAG_PROGRESSIVE).
+inline void write_noise_jpeg_folder(const TempDir& dir, const std::string& root, int count, int w, int h, uint32_t seed, int flags = 0) {
   std::vector<uint8_t> noise(static_cast<size_t>(w) * h * 3);
   for (auto& v : noise) v = static_cast<uint8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
-  const std::vector<uint8_t> jpeg = encode_jpeg_pixels(noise, w, h, TJPF_RGB, 95);
+  const std::vector<uint8_t> jpeg = encode_jpeg_pixels(noise, w, h, TJPF_RGB, 95, TJSAMP_420, flags);
   for (int i = 0; i < count; ++i) write_bytes(dir, root + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".jpg", jpeg);
 }
 

@@ -387,6 +387,25 @@ TEST_CASE("an input-bound run is reported with the fraction of time spent waitin
   CHECK(numbers_after(summary, "data").at(0) > 0.25);
 }
 
+TEST_CASE("an input-bound run on progressive JPEGs is told to pack them, and a pack stores them as baseline", "[e2e]") {
+  TempDir dir;
+  cvtrain::testing::write_noise_jpeg_folder(dir, "images", 16, 640, 480, 7, TJFLAG_PROGRESSIVE);
+  const std::string small = " model.arch=mlp model.image_size=16 data.workers=0 train.epochs=8 train.log_every=4 ";
+  const RunResult run = run_cvtrain("--recipe " + folder_recipe(dir, "images") + small + "output=" + dir.file("run"), dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(read_text(dir.file("run/perf_summary.json")), Catch::Contains("100% of the JPEGs decoded are progressive") &&
+                                                               Catch::Contains("`cvtrain data pack` stores them as baseline"));
+  const RunResult pack = run_cvtrain("data pack " + dir.file("images") + " " + dir.file("shards"), dir);
+  REQUIRE(pack.exit_code == 0);
+  CHECK_THAT(pack.output, Catch::Contains("16 progressive transcoded to baseline"));
+  const RunResult inspect = run_cvtrain("data inspect " + dir.file("shards"), dir);
+  CHECK_THAT(inspect.output, Catch::Contains("formats: JPEG 16\n") && !Catch::Contains("progressive"));
+  const RunResult packed = run_cvtrain("--recipe " + folder_recipe(dir, "shards", "shards") + small + "output=" + dir.file("packed"), dir);
+  REQUIRE(packed.exit_code == 0);
+  CHECK_THAT(read_text(dir.file("packed/perf_summary.json")), !Catch::Contains("progressive"));
+}
+
 TEST_CASE("synthetic data trains from device batches without files, and has no validation set", "[e2e]") {
   TempDir dir;
   const std::string common = "--recipe " + kQuickstart + " data.format=synthetic data.train= data.max_samples=64 model.image_size=32" +

@@ -184,6 +184,33 @@ TEST_CASE("an input-bound run whose workers mostly read files is storage-bound, 
   CHECK(has_verdict(perf_verdicts(facts, recipe), "storage_bound"));
 }
 
+TEST_CASE("an input-bound run on progressive JPEGs is told that a pack stores them as baseline", "[observe]") {
+  Recipe recipe;
+  recipe.data.workers = 2;
+  PerfContext context;
+  context.cores = 16;
+  PerfMonitor monitor(recipe, context);
+  for (int i = 0; i < 10; ++i) monitor.add_steps({step_of(0.5, 0.2, 0.3, 0.0)});
+  SourceTimes few;  // under a hundred samples the share is not told
+  few.read_s = 0.1;
+  few.decode_s = 2.0;
+  few.samples = 60;
+  few.progressive = 60;
+  monitor.add_sources(few);
+  CHECK_THAT(verdict(monitor.run_verdicts(100, 0, std::nullopt), "input_bound").message, !Catch::Contains("progressive"));
+  SourceTimes more = few;
+  more.samples = 940;
+  more.progressive = 240;  // 300 of 1,000
+  monitor.add_sources(more);
+  const std::string message = verdict(monitor.run_verdicts(100, 0, std::nullopt), "input_bound").message;
+  CHECK_THAT(message, Catch::Contains("; 30% of the JPEGs decoded are progressive, which decode whole") &&
+                          Catch::Contains("`cvtrain data pack` stores them as baseline with the same pixels; data.workers: "));
+  SourceTimes baseline;  // a few percent is not worth a pack
+  baseline.samples = 9000;
+  monitor.add_sources(baseline);
+  CHECK_THAT(verdict(monitor.run_verdicts(100, 0, std::nullopt), "input_bound").message, !Catch::Contains("progressive"));
+}
+
 TEST_CASE("a GPU that runs dry between launches without waiting for data is host-bound", "[observe]") {
   Recipe recipe;
   recipe.train.micro_batch = 16;

@@ -9,6 +9,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_header.h"
+#include "cvtrain/data/jpeg_coding.h"
 
 namespace cvtrain {
 namespace {
@@ -24,6 +25,12 @@ void add_timings(InputTimings* timings, std::chrono::steady_clock::time_point st
   timings->read_ns.fetch_add(read_ns, std::memory_order_relaxed);
   timings->decode_ns.fetch_add(nanoseconds_since(started) - read_ns, std::memory_order_relaxed);
   timings->samples.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A walk over the JPEG's header segments to its frame header: microseconds against a decode's milliseconds.
+bool is_progressive(const std::vector<uint8_t>& jpeg) {
+  const auto coding = jpeg_coding(jpeg);
+  return coding && coding->progressive;
 }
 
 // Decodes and transforms sample `source` into `out`; or, where `keep` takes the JPEG, only plans it
@@ -54,6 +61,7 @@ bool decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
                                         : jpeg_scale_covering(size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
     window = decode_jpeg_window(raw.encoded, name, scale, PixelRect{plan.x, plan.y, plan.width, plan.height},
                                 center_view ? JpegChroma::smooth : JpegChroma::replicated);
+    if (timings && is_progressive(raw.encoded)) timings->progressive.fetch_add(1, std::memory_order_relaxed);
   } else {
     // Other formats: refused on the header's size where it tells one, before a decode allocates it.
     if (const auto header = raw.has_pixels() ? std::nullopt : image_header_size(raw.encoded))

@@ -4,6 +4,11 @@
 #include <fmt/format.h>
 
 namespace cvtrain {
+namespace {
+
+constexpr int64_t kFewestSamplesForShare = 100;  // below, a share of progressive JPEGs is noise
+
+}  // namespace
 
 PerfMonitor::PerfMonitor(const Recipe& recipe, PerfContext context)
     : recipe_(recipe), context_(std::move(context)), stragglers_(recipe.observe.straggler_score, recipe.observe.chronic_windows) {}
@@ -20,6 +25,8 @@ void PerfMonitor::add_steps(const std::vector<PhaseSeconds>& steps) {
 SourceTimes& SourceTimes::operator+=(const SourceTimes& o) {
   read_s += o.read_s;
   decode_s += o.decode_s;
+  samples += o.samples;
+  progressive += o.progressive;
   launch_phases += o.launch_phases;
   launch_drained += o.launch_drained;
   return *this;
@@ -121,6 +128,8 @@ PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sourc
   if (whole_run) f.outliers = outliers_;
   // Below a quarter second of the workers' time the shares are noise.
   if (sources.read_s + sources.decode_s >= 0.25) f.read_share = sources.read_s / (sources.read_s + sources.decode_s);
+  if (sources.samples >= kFewestSamplesForShare)
+    f.progressive_share = static_cast<double>(sources.progressive) / static_cast<double>(sources.samples);
   if (sources.launch_phases > 0) f.gpu_drained = static_cast<double>(sources.launch_drained) / static_cast<double>(sources.launch_phases);
   f.epoch_peak_mb = epoch_peaks_;
   f.first_peak_epoch = first_peak_epoch_;

@@ -38,9 +38,11 @@ struct RankFigures {
 };
 
 // What the input workers and the GPU's queue did over a stretch of steps: the workers' seconds
-// reading and decoding, and the compute phases checked and found with the GPU run dry.
+// reading and decoding (and the samples, of them progressive JPEGs), and the compute phases checked
+// and found with the GPU run dry.
 struct SourceTimes {
   double read_s = 0, decode_s = 0;
+  int64_t samples = 0, progressive = 0;
   int64_t launch_phases = 0, launch_drained = 0;
   SourceTimes& operator+=(const SourceTimes& o);
 };

@@ -16,6 +16,7 @@ namespace {
 constexpr double kCopyBound = 0.1;        // copies should hide behind compute entirely
 constexpr double kModerateShare = 0.25;   // "moderately input-bound" from a quarter of observe.input_bound (5 % of 20 %)
 constexpr double kWorkerMargin = 1.1;     // headroom over the exact rate
+constexpr double kProgressiveShare = 0.05;  // progressive JPEGs worth a pack: from 5 % of those decoded
 
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
@@ -34,6 +35,16 @@ std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double
 std::string gpu_decode_advice(const PerfFacts& f, const Recipe& r) {
   if (!f.on_gpu || !holds_encoded_files(r.data.format) || r.data.decoder == DecoderKind::kNvjpeg || augment_needing_cpu_pixels(r.augment)) return "";
   return ", or set data.decoder: nvjpeg, which decodes the JPEGs on the GPU and leaves the workers only reading";
+}
+
+// Progressive JPEGs decode whole (no crop window, no cheap DCT scaling): about 2.5x the work of a
+// baseline one (README, "Progressive JPEGs"), which `data pack` removes without changing a pixel.
+std::string progressive_advice(const PerfFacts& f) {
+  if (!f.progressive_share || *f.progressive_share < kProgressiveShare) return "";
+  return fmt::format(
+      "{} of the JPEGs decoded are progressive, which decode whole, about 2.5x slower than baseline ones: "
+      "`cvtrain data pack` stores them as baseline with the same pixels; ",
+      percent(*f.progressive_share));
 }
 
 std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
@@ -61,8 +72,8 @@ std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
                                  percent(*f.read_share))
                    : "";
   return Verdict{"input_bound", data,
-                 fmt::format("{}input-bound: {} of the step time waits for data{}; {}.", data >= threshold ? "" : "moderately ",
-                             percent(data), decoding, advice)};
+                 fmt::format("{}input-bound: {} of the step time waits for data{}; {}{}.", data >= threshold ? "" : "moderately ",
+                             percent(data), decoding, progressive_advice(f), advice)};
 }
 
 std::optional<Verdict> copy_bound(const PerfFacts& f, const Recipe& r) {

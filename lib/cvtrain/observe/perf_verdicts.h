@@ -56,6 +56,7 @@ struct PerfFacts {
   std::vector<std::string> rank_labels;     // rank_label() of every rank
   std::vector<PhaseSeconds> rank_means;     // every rank's mean seconds per step in each phase (several ranks)
   std::optional<double> read_share;         // of the input workers' busy time, the share spent reading files
+  std::optional<double> progressive_share;  // of the samples the workers decoded, the share that were progressive JPEGs
   std::optional<double> gpu_drained;        // CUDA: the share of compute phases the GPU finished before the host issued more
   std::vector<double> epoch_peak_mb;        // the peak memory (MB above the start) after each epoch so far
   int64_t first_peak_epoch = 1;             // the epoch of epoch_peak_mb[0]: a resumed run starts later

@@ -41,6 +41,9 @@ void RunProfiler::add_sources(const LaunchChecks& launches) {
   SourceTimes delta;
   delta.read_s = static_cast<double>(read_ns - std::exchange(seen_read_ns_, read_ns)) / 1e9;
   delta.decode_s = static_cast<double>(decode_ns - std::exchange(seen_decode_ns_, decode_ns)) / 1e9;
+  const int64_t samples = input_.samples.load(std::memory_order_relaxed), progressive = input_.progressive.load(std::memory_order_relaxed);
+  delta.samples = samples - std::exchange(seen_samples_, samples);
+  delta.progressive = progressive - std::exchange(seen_progressive_, progressive);
   delta.launch_phases = launches.phases - std::exchange(seen_launch_phases_, launches.phases);
   delta.launch_drained = launches.drained - std::exchange(seen_launch_drained_, launches.drained);
   monitor_.add_sources(delta);

@@ -52,7 +52,8 @@ class RunProfiler {
   c10::Device device_;
   double flops_per_image_;
   const InputTimings& input_;
-  int64_t seen_read_ns_ = 0, seen_decode_ns_ = 0, seen_launch_phases_ = 0, seen_launch_drained_ = 0;
+  int64_t seen_read_ns_ = 0, seen_decode_ns_ = 0, seen_samples_ = 0, seen_progressive_ = 0, seen_launch_phases_ = 0,
+          seen_launch_drained_ = 0;
   bool enabled_;
 };
 
