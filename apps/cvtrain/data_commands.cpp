@@ -31,8 +31,8 @@ struct DataArgs {
 };
 
 void add_format_option(CLI::App& cmd, DataArgs& args) {
-  cmd.add_option("--format", args.format, "auto | idx | imagefolder | shards (auto: from what the path is)")
-      ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards"}))
+  cmd.add_option("--format", args.format, "auto | idx | imagefolder | shards | list (auto: from what the path is)")
+      ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards", "list"}))
       ->capture_default_str();
 }
 
@@ -77,10 +77,11 @@ int run_data_pack(const DataArgs& args) {
 
 Command add_pack_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
-  auto* cmd = data.add_subcommand("pack",
-                                  "Write SRC (an ImageFolder tree, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
-                                  "JPEGs that need no resize are copied byte for byte (progressive ones transcoded to baseline without\n"
-                                  "loss), everything else becomes JPEG");
+  auto* cmd = data.add_subcommand(
+      "pack",
+      "Write SRC (an ImageFolder tree, image list, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
+      "JPEGs that need no resize are copied byte for byte (progressive ones transcoded to baseline without\n"
+      "loss), everything else becomes JPEG");
   cmd->add_option("src", args->source, "Source dataset")->required();
   cmd->add_option("dst", args->destination, "Output folder (created; only earlier shards in it are replaced)")->required();
   cmd->add_option("--shards", args->pack.shards, "Number of shard files")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -101,10 +102,11 @@ Command add_pack_command(CLI::App& data) {
 
 Command add_inspect_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
-  auto* cmd = data.add_subcommand("inspect",
-                                  "Summarise a dataset (shards folder, ImageFolder tree or IDX file): samples per class, image\n"
-                                  "formats, sizes and codings, how many nvJPEG decodes; --verify reads and decodes every sample");
-  cmd->add_option("path", args->source, "Shards folder, ImageFolder tree or IDX file")->required();
+  auto* cmd =
+      data.add_subcommand("inspect",
+                          "Summarise a dataset (shards folder, ImageFolder tree, image list or IDX file): samples per class, image\n"
+                          "formats, sizes and codings, how many nvJPEG decodes; --verify reads and decodes every sample");
+  cmd->add_option("path", args->source, "Shards folder, ImageFolder tree, image list (.csv, .tsv, .txt) or IDX file")->required();
   cmd->add_flag(
       "--verify", args->verify,
       "Read and decode every sample (shards: and check its bytes against the CRC-32C the pack stored); exit 1 if any is unusable");

@@ -342,6 +342,33 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   CHECK_THAT(not_shards.output, Catch::Contains("classes.txt"));
 }
 
+TEST_CASE("an image list trains as the folder it lists, its validation list scored by class name, and packs", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 12);
+  std::string train = "path,label\n", val = "File Name,Class\n";
+  for (int i = 0; i < 12; ++i) {
+    train += "images/red/" + std::to_string(i) + ".jpg,red\nimages/blue/" + std::to_string(i) + ".jpg,blue\n";
+    if (i < 3) val += "images/red/" + std::to_string(i) + ".jpg,red\n";  // one class of the two
+  }
+  dir.write("train.csv", train);
+  dir.write("val.csv", val);
+  const std::string recipe = folder_recipe(dir, "train.csv", "list");
+  const RunResult run = run_cvtrain("--recipe " + recipe + " data.val=" + dir.file("val.csv") + " output=" + dir.file("run"), dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("24 samples, 2 classes") && Catch::Contains("data.val: 1 of the 2 training classes"));
+  CHECK(numbers_after(read_text(dir.file("run/metrics.jsonl")), "top1").size() == 1);
+  const RunResult inspect = run_cvtrain("data inspect " + dir.file("train.csv"), dir);
+  CHECK_THAT(inspect.output, Catch::Contains("train.csv: image list, 24 samples, 2 classes") && Catch::Contains("formats: JPEG 24"));
+  const RunResult pack = run_cvtrain("data pack " + dir.file("train.csv") + " " + dir.file("shards"), dir);
+  CHECK_THAT(pack.output, Catch::Contains("wrote 24 samples"));
+  // A validation class the training list lacks is a recipe error naming it, as with folders.
+  dir.write("green.csv", "path,label\nimages/red/0.jpg,green\n");
+  const RunResult green = run_cvtrain("check --recipe " + recipe + " data.val=" + dir.file("green.csv"), dir);
+  CHECK(green.exit_code == 2);
+  CHECK_THAT(green.output, Catch::Contains("green"));
+}
+
 TEST_CASE("data inspect summarises an IDX file: classes and one pixel size, no decoder to choose", "[e2e]") {
   TempDir dir;
   const RunResult idx = run_cvtrain("data inspect /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz", dir);

@@ -11,6 +11,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/image_list.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -97,11 +98,14 @@ std::string unknown_classes_message(const std::vector<std::string>& unknown, con
 
 }  // namespace
 
-bool names_classes(DataFormat format) { return format == DataFormat::kImageFolder || format == DataFormat::kShards; }
+bool names_classes(DataFormat format) {
+  return format == DataFormat::kImageFolder || format == DataFormat::kShards || format == DataFormat::kList;
+}
 
 std::optional<std::vector<std::string>> class_names_at(const DataSpec& spec, const std::string& path) {
   if (spec.format == DataFormat::kImageFolder) return image_folder_classes(path);
   if (spec.format == DataFormat::kShards) return shard_classes(path);
+  if (spec.format == DataFormat::kList) return read_image_list(path).classes;
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include "cvtrain/data/idx_dataset.h"
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/image_list.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -28,7 +29,7 @@ DataFormat detect_format(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(fmt::format("{}: does not exist", path));
-  if (!fs::is_directory(path, ec)) return DataFormat::kIdx;
+  if (!fs::is_directory(path, ec)) return is_image_list_path(path) ? DataFormat::kList : DataFormat::kIdx;
   return fs::exists(fs::path(path) / "classes.txt", ec) ? DataFormat::kShards : DataFormat::kImageFolder;
 }
 
@@ -40,6 +41,8 @@ std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& p
       return std::make_unique<ImageFolderDataset>(path, limit);
     case DataFormat::kShards:
       return std::make_unique<ShardDataset>(path, limit);
+    case DataFormat::kList:
+      return std::make_unique<ImageListDataset>(path, limit);
     case DataFormat::kSynthetic:
       break;
   }

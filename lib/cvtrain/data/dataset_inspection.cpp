@@ -11,6 +11,7 @@
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_header.h"
+#include "cvtrain/data/image_list.h"
 #include "cvtrain/data/jpeg_coding.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/data/strided_threads.h"
@@ -115,6 +116,7 @@ std::string format_name(const Dataset& dataset) {
   if (dynamic_cast<const ShardDataset*>(&dataset)) return "shards";
   if (dynamic_cast<const ImageFolderDataset*>(&dataset)) return "ImageFolder";
   if (dynamic_cast<const IdxDataset*>(&dataset)) return "IDX";
+  if (dynamic_cast<const ImageListDataset*>(&dataset)) return "image list";
   return "dataset";
 }
 

@@ -151,19 +151,21 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
     }
   }
   note_left_out(root, left_out);
-  // A limit keeps every k-th file (in class order), so that every class stays present.
-  if (limit > 0 && static_cast<size_t>(limit) < files_.size()) {
-    std::vector<std::string> kept_files;
-    std::vector<int64_t> kept_labels;
-    const double stride = static_cast<double>(files_.size()) / static_cast<double>(limit);
-    for (int64_t i = 0; i < limit; ++i) {
-      const auto at = static_cast<size_t>(static_cast<double>(i) * stride);
-      kept_files.push_back(files_[at]);
-      kept_labels.push_back(labels_[at]);
-    }
-    files_ = std::move(kept_files);
-    labels_ = std::move(kept_labels);
+  keep_spread(files_, labels_, limit);
+}
+
+void keep_spread(std::vector<std::string>& files, std::vector<int64_t>& labels, int64_t limit) {
+  if (limit <= 0 || static_cast<size_t>(limit) >= files.size()) return;
+  std::vector<std::string> kept_files;
+  std::vector<int64_t> kept_labels;
+  const double stride = static_cast<double>(files.size()) / static_cast<double>(limit);
+  for (int64_t i = 0; i < limit; ++i) {
+    const auto at = static_cast<size_t>(static_cast<double>(i) * stride);
+    kept_files.push_back(files[at]);
+    kept_labels.push_back(labels[at]);
   }
+  files = std::move(kept_files);
+  labels = std::move(kept_labels);
 }
 
 RawSample ImageFolderDataset::read(size_t index) const {

@@ -30,6 +30,10 @@ class ImageFolderDataset : public Dataset {
 // (dot-named) folders, which are left out; throws Error for none.
 std::vector<std::string> image_folder_classes(const std::string& root);
 
+// Keeps every k-th of the samples so that `limit` remain (data.max_samples), in order: every class
+// of a class-ordered set stays present. `limit` <= 0 or above the count keeps all.
+void keep_spread(std::vector<std::string>& files, std::vector<int64_t>& labels, int64_t limit);
+
 // The whole file, in one read where the size is known; throws Error naming the file.
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 

@@ -16,7 +16,7 @@ namespace cvtrain {
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto is resolved when the recipe loads
 enum class DeviceKind { kAuto, kCpu, kCuda };
-enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic };
+enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic, kList };
 enum class DecoderKind { kCpu, kNvjpeg, kAuto };
 enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class OptimImplementation { kAuto, kForeach, kFused };
@@ -45,7 +45,7 @@ struct EnumNames<DeviceKind> {
 };
 template <>
 struct EnumNames<DataFormat> {
-  static constexpr std::array<const char*, 4> names{"idx", "imagefolder", "shards", "synthetic"};
+  static constexpr std::array<const char*, 5> names{"idx", "imagefolder", "shards", "synthetic", "list"};
 };
 template <>
 struct EnumNames<DecoderKind> {
@@ -112,8 +112,9 @@ struct ModelSpec {
 };
 
 struct DataSpec {
-  DataFormat format = DataFormat::kIdx;  // idx | imagefolder | shards (written by `cvtrain data pack`) | synthetic
-                                   // (random images on the device, data.max_samples per epoch, default ImageNet's)
+  DataFormat format = DataFormat::kIdx;  // idx | imagefolder | shards (written by `cvtrain data pack`) | list (a CSV, TSV or
+                                         // PATH LABEL text file of images and their classes) | synthetic
+                                         // (random images on the device, data.max_samples per epoch, default ImageNet's)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
   DecoderKind decoder = DecoderKind::kCpu;  // cpu: the workers decode JPEGs; nvjpeg: nvJPEG decodes them on the GPU in
@@ -170,7 +171,9 @@ struct AugmentSpec {
 
 // Whether data.format keeps images as encoded files (JPEG, PNG...), which a GPU decoder could take;
 // idx holds pixels and synthetic makes them on the device.
-inline bool holds_encoded_files(DataFormat format) { return format == DataFormat::kImageFolder || format == DataFormat::kShards; }
+inline bool holds_encoded_files(DataFormat format) {
+  return format == DataFormat::kImageFolder || format == DataFormat::kShards || format == DataFormat::kList;
+}
 
 // The first augment key whose operation needs the CPU's decoded pixels (a GPU decoder renders only
 // crop and flip), or null when there is none.

@@ -92,7 +92,7 @@ std::string missing_path(const std::string& key, const std::string& path, const 
 }
 
 void check_paths(const Recipe& r, const CrossChecks& check) {
-  const bool folders = r.data.format != DataFormat::kIdx;
+  const bool folders = r.data.format == DataFormat::kImageFolder || r.data.format == DataFormat::kShards;
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
     if (path.empty()) continue;
     std::error_code ec;

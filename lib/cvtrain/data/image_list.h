@@ -1,0 +1,42 @@
+// Image lists (data.format list): a CSV or TSV file whose header names a path and a label column
+// (`path,label`, as Kaggle's sets and many annotation exports ship), or a text file of `PATH LABEL`
+// lines (Caffe's and MXNet's train.txt). Paths relative to the list's folder; labels class names
+// (sorted into numbers, as ImageFolder's folders) or, when every one is a whole number, those numbers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cvtrain/data/dataset.h"
+
+namespace cvtrain {
+
+// The list's entries in file order; throws Error naming file:line for a malformed list.
+struct ImageList {
+  std::vector<std::string> files;  // as paths to open (relative ones joined to the list's folder)
+  std::vector<int64_t> labels;
+  std::vector<std::string> classes;  // label i's name
+};
+ImageList read_image_list(const std::string& list_path);
+
+class ImageListDataset : public Dataset {
+ public:
+  // `limit` > 0 keeps every k-th entry, as ImageFolderDataset does. Throws Error when none of a
+  // spread of the listed files exists (paths relative to the wrong folder, say).
+  ImageListDataset(const std::string& list_path, int64_t limit);
+  size_t size() const override { return list_.files.size(); }
+  int64_t label(size_t index) const override { return list_.labels[index]; }
+  int64_t num_classes() const override { return static_cast<int64_t>(list_.classes.size()); }
+  int channels() const override { return 3; }
+  RawSample read(size_t index) const override;
+  std::string describe(size_t index) const override { return list_.files[index]; }
+  std::vector<std::string> class_names() const override { return list_.classes; }
+
+ private:
+  ImageList list_;
+};
+
+// Whether `path` names a list file by its extension (.csv, .tsv, .txt, any case).
+bool is_image_list_path(const std::string& path);
+
+}  // namespace cvtrain
