@@ -27,6 +27,7 @@ struct DataArgs {
   PackOptions pack;
   PipelineBenchOptions bench;
   bool verify = false, json = false, all_classes = false;
+  std::string against;
   int64_t inspect_samples = 1000;
 };
 
@@ -100,6 +101,24 @@ Command add_pack_command(CLI::App& data) {
   return {cmd, [args] { return run_data_pack(*args); }};
 }
 
+// `data inspect PATH --against OTHER`: OTHER's samples that are byte-for-byte samples of PATH (a
+// validation set that holds training images scores them as seen). Prints them; true if any.
+bool report_copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, int64_t workers) {
+  const auto other = open_for_tool(other_path, "auto");
+  const Stopwatch clock;
+  const Fingerprints prints = fingerprint_all(*other, workers, sample_progress("reading " + other_path, clock));
+  const CopyFinding leak = copies_between(inspection.fingerprints, dataset, prints, *other);
+  if (leak.copies == 0) {
+    std::printf("against %s: none of its %zu samples holds the same bytes as a sample here\n", other_path.c_str(), other->size());
+    return false;
+  }
+  std::printf("against %s: %zu of its %zu samples hold the same bytes as samples here (scored as unseen, they are seen)%s:\n%s",
+              other_path.c_str(), leak.copies, other->size(),
+              leak.other_class > 0 ? fmt::format("; {} of them under another class", leak.other_class).c_str() : "",
+              example_lines(leak).c_str());
+  return true;
+}
+
 Command add_inspect_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
   auto* cmd =
@@ -118,12 +137,15 @@ Command add_inspect_command(CLI::App& data) {
                   "Count larger images as unusable, on their header's size, as data.max_image_pixels does (0: no limit)")
       ->check(not_negative())
       ->capture_default_str();
+  cmd->add_option("--against", args->against,
+                  "Another dataset (the validation set): its samples that hold the same bytes as samples of PATH are listed; "
+                  "implies --verify; exit 1 if any");
   cmd->add_flag("--all-classes", args->all_classes, "List every class's sample count (else the 5 smallest and largest beyond 20 classes)");
   add_format_option(*cmd, *args);
   return {cmd, [args] {
             const auto dataset = open_for_tool(args->source, args->format);
             InspectOptions options;
-            options.verify = args->verify;
+            options.verify = args->verify || !args->against.empty();
             options.workers = args->pack.workers;
             options.census_samples = static_cast<size_t>(args->inspect_samples);
             options.max_image_pixels = args->pack.max_image_pixels;
@@ -131,7 +153,8 @@ Command add_inspect_command(CLI::App& data) {
             options.progress = sample_progress("verifying", clock);
             const DatasetInspection inspection = inspect_dataset(*dataset, args->source, options);
             std::fputs(inspection.summary(args->all_classes).c_str(), stdout);
-            return inspection.unreadable.empty() ? 0 : kExitRuntimeError;
+            const bool leaks = !args->against.empty() && report_copies_in(args->against, *dataset, inspection, args->pack.workers);
+            return inspection.unreadable.empty() && !leaks ? 0 : kExitRuntimeError;
           }};
 }
 

@@ -362,6 +362,11 @@ TEST_CASE("an image list trains as the folder it lists, its validation list scor
   CHECK_THAT(inspect.output, Catch::Contains("train.csv: image list, 24 samples, 2 classes") && Catch::Contains("formats: JPEG 24"));
   const RunResult pack = run_cvtrain("data pack " + dir.file("train.csv") + " " + dir.file("shards"), dir);
   CHECK_THAT(pack.output, Catch::Contains("wrote 24 samples"));
+  // This validation list names training images: a leak, found however the sets are stored.
+  const RunResult leak = run_cvtrain("data inspect " + dir.file("shards") + " --against " + dir.file("val.csv"), dir);
+  CHECK(leak.exit_code == 1);
+  CHECK_THAT(leak.output, Catch::Contains("against " + dir.file("val.csv") + ": 3 of its 3 samples hold the same bytes as samples here") &&
+                              Catch::Contains(dir.file("images/red/0.jpg") + " = " + dir.file("shards") + "/shard-00000.cvts #"));
   // A validation class the training list lacks is a recipe error naming it, as with folders.
   dir.write("green.csv", "path,label\nimages/red/0.jpg,green\n");
   const RunResult green = run_cvtrain("check --recipe " + recipe + " data.val=" + dir.file("green.csv"), dir);

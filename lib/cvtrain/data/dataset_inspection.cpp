@@ -24,6 +24,7 @@ struct SampleFacts {
   std::string failure;  // "" when the sample is usable
   std::string format;
   uint64_t bytes = 0;
+  std::optional<uint64_t> fingerprint;  // read with verify
   std::optional<ImageSize> size;
   std::optional<JpegCoding> coding;
 };
@@ -35,6 +36,7 @@ SampleFacts examine(const Dataset& dataset, size_t index, bool decode, int64_t m
   SampleFacts facts;
   try {
     RawSample raw = dataset.read(index);
+    if (decode) facts.fingerprint = content_fingerprint(raw);
     if (raw.has_pixels()) {
       facts.format = "pixels";
       facts.size = ImageSize{raw.image.width, raw.image.height};
@@ -94,6 +96,7 @@ std::vector<size_t> samples_to_read(size_t total, bool all, size_t wanted) {
 
 void read_samples(const Dataset& dataset, const InspectOptions& options, DatasetInspection& inspection) {
   const std::vector<size_t> picks = samples_to_read(dataset.size(), options.verify, options.census_samples);
+  if (options.verify) inspection.fingerprints.resize(dataset.size());
   const auto workers = static_cast<size_t>(std::max<int64_t>(1, options.workers));
   const size_t block = 256 * workers;
   for (size_t first = 0; first < picks.size(); first += block) {
@@ -101,7 +104,9 @@ void read_samples(const Dataset& dataset, const InspectOptions& options, Dataset
     std::vector<SampleFacts> facts(last - first);
     for_each_strided(first, last, workers,
                      [&](size_t i) { facts[i - first] = examine(dataset, picks[i], options.verify, options.max_image_pixels); });
-    for (SampleFacts& sample : facts) {
+    for (size_t i = first; i < last; ++i) {
+      SampleFacts& sample = facts[i - first];
+      if (options.verify && sample.failure.empty()) inspection.fingerprints[picks[i]] = sample.fingerprint;
       if (sample.failure.empty())
         count(inspection.census, sample);
       else
@@ -237,6 +242,15 @@ std::string census_lines(const DatasetInspection& in) {
                    c.gpu_decodable, percent(c.gpu_decodable, c.looked_at), engine, c.looked_at - c.gpu_decodable);
 }
 
+std::string copy_lines(const DatasetInspection& in) {
+  if (!in.verified) return "";
+  const CopyFinding& c = in.copies;
+  if (c.copies == 0) return "copies: none (no two samples hold the same bytes)\n";
+  std::string out = fmt::format("copies: {} sample(s) hold the same bytes as an earlier one, which weighs that image more", c.copies);
+  if (c.other_class > 0) out += fmt::format("; {} of them under another class (label noise, or one image in two classes)", c.other_class);
+  return out + ":\n" + example_lines(c);
+}
+
 std::string unreadable_lines(const DatasetInspection& in) {
   constexpr size_t kListed = 100;
   std::string out;
@@ -264,13 +278,14 @@ DatasetInspection inspect_dataset(const Dataset& dataset, const std::string& pat
   }
   inspection.verified = options.verify;
   read_samples(dataset, options, inspection);
+  if (options.verify) inspection.copies = copies_within(inspection.fingerprints, dataset);
   if (inspection.census.every_sample && inspection.unreadable.empty() && inspection.stored_bytes == 0)
     inspection.stored_bytes = inspection.census.encoded_bytes;
   return inspection;
 }
 
 std::string DatasetInspection::summary(bool all_classes) const {
-  return first_line(*this) + class_lines(*this, all_classes) + census_lines(*this) + unreadable_lines(*this);
+  return first_line(*this) + class_lines(*this, all_classes) + census_lines(*this) + copy_lines(*this) + unreadable_lines(*this);
 }
 
 }  // namespace cvtrain

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/duplicate_samples.h"
 
 namespace cvtrain {
 
@@ -36,6 +37,8 @@ struct DatasetInspection {
   ImageCensus census;
   bool verified = false;
   std::vector<std::string> unreadable;  // why each unusable sample that was read failed
+  Fingerprints fingerprints;            // with verify: every sample's content fingerprint
+  CopyFinding copies;                   // with verify: samples byte-identical to an earlier one
 
   // The report `data inspect` prints; with many classes only the smallest and largest are listed
   // unless `all_classes`.
