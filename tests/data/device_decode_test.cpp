@@ -300,10 +300,19 @@ TEST_CASE("evaluation decodes on the CPU even when the training loader leaves JP
   const auto communicator = single_process_communicator();
   LoaderOptions keeping = s.options;
   keeping.keep_encoded = [&](const std::vector<uint8_t>& bytes) { return decoder.takes(bytes); };
-  const EvalResult plain = evaluate(*model, data, s.options, cpu_feed(), PrecisionPolicy{Precision::kFp32}, *communicator);
-  const EvalResult kept = evaluate(*model, data, keeping, cpu_feed(), PrecisionPolicy{Precision::kFp32}, *communicator);
+  const EvalResult plain = evaluate(*model, data, s.options, cpu_feed(), PrecisionPolicy{Precision::kFp32}, *communicator, 2);
+  const EvalResult kept = evaluate(*model, data, keeping, cpu_feed(), PrecisionPolicy{Precision::kFp32}, *communicator, 2);
   CHECK(kept.samples == 18);
   CHECK(kept.loss == plain.loss);
   CHECK(kept.top1 == plain.top1);
   CHECK(decoder.batches == 0);
+  // The per-class counts: every sample once, the hits the top-1's, the confusion matrix's diagonal the hits.
+  const ClassCounts& c = plain.per_class;
+  REQUIRE(c.samples.size() == 2);
+  CHECK(c.samples[0] + c.samples[1] == 18);
+  CHECK((c.hits[0] + c.hits[1]) / 18 == Approx(plain.top1));
+  REQUIRE(c.outputs == 2);
+  CHECK(c.confusion[0] == c.hits[0]);
+  CHECK(c.confusion[3] == c.hits[1]);
+  CHECK(c.confusion[0] + c.confusion[1] == c.samples[0]);
 }

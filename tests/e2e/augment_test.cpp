@@ -2,6 +2,7 @@
 // train, a bad policy is a recipe error, and `data preview` draws what the step receives.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "image_files.h"
@@ -118,7 +119,26 @@ TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exporte
   CHECK(numbers_after(read_text(dir.file("ema.json")), "top1").at(0) == Approx(top1_ema.back()).margin(1e-9));
   CHECK(numbers_after(read_text(dir.file("eval/eval.json")), "top1").at(0) == Approx(top1.back()).margin(1e-9));
   CHECK(numbers_after(read_text(dir.file("ema.json")), "checkpoint_step").at(0) == 20);
-  CHECK_THAT(evaluated.output, Catch::Contains("on 500 samples of"));
+  CHECK_THAT(evaluated.output, Catch::Contains("on 500 samples of") && Catch::Contains("\nlowest top-1: ") &&
+                                   Catch::Contains("\nmost confused: ") && Catch::Contains(" taken for "));
+  // Per class: ten classes whose samples add up to the set and whose hits add up to its top-1.
+  const std::string raw = read_text(dir.file("raw.json"));
+  const std::vector<double> top1s = numbers_after(raw, "top1"), samples = numbers_after(raw, "samples");
+  REQUIRE(top1s.size() == 11);
+  REQUIRE(samples.size() == 11);
+  double counted = 0, hits = 0;
+  for (size_t c = 1; c < 11; ++c) {
+    counted += samples[c];
+    hits += top1s[c] * samples[c];
+  }
+  CHECK(counted == 500);
+  CHECK(hits / 500 == Approx(top1s[0]).margin(1e-9));
+  const std::vector<double> confused = numbers_after(raw, "count");
+  REQUIRE_FALSE(confused.empty());
+  double misses = 0;
+  for (double n : confused) misses += n;
+  CHECK(misses <= 500 - hits + 1e-6);  // the confusions listed are some of the misses
+  CHECK(std::is_sorted(confused.rbegin(), confused.rend()));
   const auto wrong_head = run_shell(eval + " model.num_classes=12 --weights " + dir.file("raw.safetensors"), dir);
   CHECK(wrong_head.exit_code == 1);
   // small_cnn's head is its last Linear, named as torchvision's fc would be.

@@ -14,8 +14,45 @@
 
 namespace cvtrain {
 
+namespace {
+
+std::vector<double> as_vector(const at::Tensor& t) {
+  const at::Tensor host = t.to(at::kCPU, at::kDouble).contiguous();
+  return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+}
+
+// Per true class: samples and top-1 hits, and (where it fits) true class x top-1 prediction, as
+// counts on the device; every rank the same shapes, so that one all-reduce each sums them.
+struct ClassTally {
+  int64_t classes, outputs;
+  at::Tensor per_class;  // [2, classes]: samples, hits
+  at::Tensor confusion;  // [classes * outputs], or undefined when too large
+
+  ClassTally(int64_t classes, int64_t outputs, const c10::Device& device)
+      : classes(classes), outputs(outputs), per_class(at::zeros({2, classes}, at::TensorOptions(device).dtype(at::kDouble))) {
+    if (classes * outputs <= kMostConfusionCells) confusion = at::zeros({classes * outputs}, at::TensorOptions(device).dtype(at::kDouble));
+  }
+  void add(const at::Tensor& labels, const at::Tensor& top1) {
+    per_class[0] += at::bincount(labels, {}, classes).narrow(0, 0, classes);
+    per_class[1] += at::bincount(labels.masked_select(top1.eq(labels)), {}, classes).narrow(0, 0, classes);
+    if (confusion.defined()) confusion += at::bincount(labels * outputs + top1, {}, classes * outputs).narrow(0, 0, classes * outputs);
+  }
+  ClassCounts summed(Communicator& comm) {
+    comm.all_reduce_sum(per_class, "evaluation per-class all-reduce");
+    ClassCounts counts{as_vector(per_class[0]), as_vector(per_class[1])};
+    if (confusion.defined()) {
+      comm.all_reduce_sum(confusion, "evaluation confusion all-reduce");
+      counts.outputs = outputs;
+      counts.confusion = as_vector(confusion);
+    }
+    return counts;
+  }
+};
+
+}  // namespace
+
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& options, const FeedOptions& feed,
-                    const PrecisionPolicy& precision, Communicator& comm) {
+                    const PrecisionPolicy& precision, Communicator& comm, int64_t outputs) {
   const c10::Device device = feed.device;
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
@@ -31,6 +68,7 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   at::Tensor sums = at::zeros({3}, at::TensorOptions(device).dtype(at::kDouble));
   at::Tensor loss_sum = sums[0], top1 = sums[1], top5 = sums[2];
   const int64_t k = std::min<int64_t>(5, dataset.num_classes());
+  ClassTally tally(dataset.num_classes(), std::max(outputs, dataset.num_classes()), device);
   while (auto batch = feeder.next()) {
     const at::Tensor& images = batch->images;
     const at::Tensor& labels = batch->labels;
@@ -46,13 +84,14 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
     const at::Tensor hits = predicted.eq(labels.unsqueeze(1));
     top1 += hits.select(1, 0).sum();
     top5 += hits.any(1).sum();
+    tally.add(labels, predicted.select(1, 0));
   }
   model.train(was_training);
   comm.all_reduce_sum(sums, "evaluation all-reduce");
   const at::Tensor totals = sums.cpu();
   const auto n = static_cast<double>(dataset.size());
   return EvalResult{totals[0].item<double>() / n, totals[1].item<double>() / n, totals[2].item<double>() / n,
-                    static_cast<int64_t>(dataset.size())};
+                    static_cast<int64_t>(dataset.size()), tally.summed(comm)};
 }
 
 }  // namespace cvtrain

@@ -1,4 +1,4 @@
-// Evaluation over a whole dataset: mean loss, top-1 and top-5 accuracy, no gradients.
+// Evaluation over a whole dataset: mean loss, top-1 and top-5 accuracy, per-class counts, no gradients.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cvtrain/observe/class_accuracy.h"
 #include "cvtrain/recipe/precision_policy.h"
 
 namespace cvtrain {
@@ -21,11 +22,13 @@ struct EvalResult {
   double top1 = 0;
   double top5 = 0;  // top-min(5, classes)
   int64_t samples = 0;
+  ClassCounts per_class;  // samples and top-1 hits of each class; the confusion matrix where it fits
 };
 
 // Each rank evaluates its eval_share of the dataset; the sums are all-reduced, so every rank
-// returns the same figures, computed over every sample exactly once.
+// returns the same figures, computed over every sample exactly once. `outputs`: the model's
+// (model.num_classes), the confusion matrix's columns.
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, const FeedOptions& feed,
-                    const PrecisionPolicy& precision, Communicator& comm);
+                    const PrecisionPolicy& precision, Communicator& comm, int64_t outputs);
 
 }  // namespace cvtrain

@@ -283,7 +283,8 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
 
 EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
   run_.strategy->gather_parameters();
-  const EvalResult eval = evaluate(*run_.model, *run_.data.val, loader, run_.feed, PrecisionPolicy{recipe_.precision}, *run_.comm);
+  const EvalResult eval =
+      evaluate(*run_.model, *run_.data.val, loader, run_.feed, PrecisionPolicy{recipe_.precision}, *run_.comm, recipe_.model.num_classes);
   run_.strategy->release_parameters();
   return eval;
 }

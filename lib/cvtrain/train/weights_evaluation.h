@@ -29,6 +29,7 @@ struct EvalReport {
   int64_t batch = 0;
   int world_size = 1;
   double seconds = 0;            // the evaluation pass, loading excluded
+  ClassAccuracy classes;         // per-class top-1 and the most frequent confusions, by data.val's class names
 };
 
 // Collective: every rank of the job calls it and gets the same report. Throws Error naming the
@@ -38,7 +39,8 @@ EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const Ev
 
 // The report as one JSON object, with the settings that produced it.
 std::string eval_report_json(const EvalReport& report, const Recipe& recipe);
-// "top-1 … top-5 … loss … on N samples of data.val (…)".
+// "top-1 … top-5 … loss … on N samples of data.val (…)", then the lowest classes and the most
+// frequent confusions.
 std::string eval_report_line(const EvalReport& report, const Recipe& recipe);
 
 }  // namespace cvtrain
