@@ -32,10 +32,13 @@ struct ClassTally {
       : classes(classes), outputs(outputs), per_class(at::zeros({2, classes}, at::TensorOptions(device).dtype(at::kDouble))) {
     if (classes * outputs <= kMostConfusionCells) confusion = at::zeros({classes * outputs}, at::TensorOptions(device).dtype(at::kDouble));
   }
+  // index_add_, not bincount or masked_select: on CUDA those read a size back to the host, a
+  // synchronisation per batch. Sums of ones in doubles are exact in any order.
   void add(const at::Tensor& labels, const at::Tensor& top1) {
-    per_class[0] += at::bincount(labels, {}, classes).narrow(0, 0, classes);
-    per_class[1] += at::bincount(labels.masked_select(top1.eq(labels)), {}, classes).narrow(0, 0, classes);
-    if (confusion.defined()) confusion += at::bincount(labels * outputs + top1, {}, classes * outputs).narrow(0, 0, classes * outputs);
+    const at::Tensor ones = at::ones_like(labels, labels.options().dtype(at::kDouble));
+    per_class[0].index_add_(0, labels, ones);
+    per_class[1].index_add_(0, labels, top1.eq(labels).to(at::kDouble));
+    if (confusion.defined()) confusion.index_add_(0, labels * outputs + top1, ones);
   }
   ClassCounts summed(Communicator& comm) {
     comm.all_reduce_sum(per_class, "evaluation per-class all-reduce");
