@@ -105,12 +105,17 @@ cvtrain::Image screenshot(const TempDir& dir, const std::string& page, int width
 
 TEST_CASE("cvtrain report: a two-rank run's page renders in headless Chromium with every chart drawn", "[e2e][ranks][browser]") {
   TempDir dir;
-  const cvtrain::testing::Run run =
-      shell("$CVTRAIN --recipe $RECIPE data.max_samples=1536 data.max_val_samples=256 train.epochs=2 train.log_every=3 "
-            "distributed.nproc_per_node=2 distributed.master_port=" + cvtrain::testing::port() + " output=" + dir.file("run") +
-                " > " + dir.file("train.log") + " 2>&1 || exit 9\n"
-                "$CVTRAIN report " + dir.file("run") + " --out " + dir.file("report.html"),
-            dir);
+  const cvtrain::testing::Run run = shell(
+      "$CVTRAIN --recipe $RECIPE data.max_samples=1536 data.max_val_samples=256 train.epochs=2 train.log_every=3 "
+      "distributed.nproc_per_node=2 distributed.master_port=" +
+          cvtrain::testing::port() + " output=" + dir.file("run") + " > " + dir.file("train.log") +
+          " 2>&1 || exit 9\n"
+          "$CVTRAIN eval --recipe $RECIPE data.max_val_samples=256 --checkpoint " +
+          dir.file("run") + " output=" + dir.file("run") + " >> " + dir.file("train.log") +
+          " 2>&1 || exit 8\n"
+          "$CVTRAIN report " +
+          dir.file("run") + " --out " + dir.file("report.html"),
+      dir);
   INFO(run.output << read_text(dir.file("train.log")));
   REQUIRE(run.exit_code == 0);
   CHECK(run.output.find("written to " + dir.file("report.html")) != std::string::npos);
@@ -120,6 +125,8 @@ TEST_CASE("cvtrain report: a two-rank run's page renders in headless Chromium wi
   CHECK(html.find("rank 1 (host ") != std::string::npos);  // provenance and the per-rank bars
   CHECK(html.find("% at epoch ") != std::string::npos);  // the top-1 tile names the epoch kept in best/
   CHECK(html.find(", its checkpoint in best/") != std::string::npos);
+  CHECK(html.find("<h2>Per class (cvtrain eval)</h2>") != std::string::npos);  // the eval.json written into the run folder
+  CHECK(html.find("<h3>Lowest top-1 (10 of 10 classes)</h3>") != std::string::npos);
 
   const std::map<std::string, ChartLayout> charts = browser_layout(dir, html);
   check_drawn(charts, {"loss", "accuracy", "throughput", "lr", "breakdown", "rank_spread", "rank_bars", "memory"});

@@ -183,7 +183,21 @@ TEST_CASE("the report page holds every section, escapes what it shows and fetche
   dir.write("run/preflight.json", R"J({"device": "cpu", "ranks": [{"rank": 0, "label": "rank 0 (host a)", "matmul_tflops": 0.07,
     "pipeline_images_per_s": 128, "model_images_per_s": 18000}], "allreduce": {"allreduce_mb": 0, "gradient_mb": 1},
     "findings": [{"kind": "input_short", "value": 0.01, "message": "input pipeline too slow: rank 0 (host a) prepares 128 images/s"}]})J");
+  dir.write("run/eval.json", R"J({"top1": 0.6, "samples": 30, "data": "/d/val", "weights": "/w.safetensors",
+    "per_class": [{"class": "cat", "samples": 10, "top1": 0.9}, {"class": "dog & co", "samples": 20, "top1": 0.45}, {"class": "emu", "samples": 0, "top1": 0}],
+    "confusions": [{"true": "dog & co", "predicted": "cat", "count": 11}]})J");
   const std::string html = run_report_html(read_run_history(dir.file("run")), "2026-12-01T11:00:00Z");
+  CHECK(html.find("<h2>Per class (cvtrain eval)</h2>\n<p class=\"sub\">top-1 60.00% on 30 samples of /d/val") != std::string::npos);
+  // Lowest first, a bar as long as the top-1; a class without samples is not ranked.
+  CHECK(html.find("<h3>Lowest top-1 (2 of 2 classes)</h3>") != std::string::npos);
+  const auto dog = html.find(
+      "<tr><td>dog &amp; co</td><td>20</td><td><span class=\"track\"><span class=\"bar\" style=\"width:45.0%\"></span></span> "
+      "45.00%</td></tr>");
+  const auto cat = html.find(
+      "<tr><td>cat</td><td>10</td><td><span class=\"track\"><span class=\"bar\" style=\"width:90.0%\"></span></span> 90.00%</td></tr>");
+  CHECK(dog < cat);
+  CHECK(cat != std::string::npos);
+  CHECK(html.find("<tr><td>dog &amp; co</td><td>cat</td><td>11</td><td>55%</td></tr>") != std::string::npos);
   CHECK(html.find("<span class=\"kind\">preflight</span> input pipeline too slow: rank 0 (host a)") != std::string::npos);
   CHECK(html.find("<td>rank 0 (host a)</td><td>0.07</td><td>—</td><td>128</td><td>18000</td>") != std::string::npos);
   for (const char* chart : {"loss", "accuracy", "throughput", "lr", "breakdown", "rank_spread", "rank_bars", "memory"})

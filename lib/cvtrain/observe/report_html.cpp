@@ -33,6 +33,9 @@ table { border-collapse: collapse; width: 100%; word-break: break-word; backgrou
 td, th { padding: 5px 12px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
 th { color: #555; font-weight: 600; white-space: nowrap; word-break: normal; }
 footer { color: #777; font-size: 12px; margin-top: 28px; }
+h3 { font-size: 15px; margin: 8px 0; }
+.track { display: inline-block; width: 200px; height: 10px; background: #e6e8eb; border-radius: 2px; vertical-align: middle; }
+.bar { display: block; height: 10px; background: #4c78a8; border-radius: 2px; }
 )";
 
 }  // namespace

@@ -100,6 +100,8 @@ RunHistory read_run_history(const std::string& folder) {
     run.preflight = parse_json(*text, (root / "preflight.json").string());
   if (const std::optional<std::string> text = read_text_file((root / "best" / "best.json").string()))
     run.best = parse_json(*text, (root / "best" / "best.json").string());
+  if (const std::optional<std::string> text = read_text_file((root / "eval.json").string()))
+    run.eval = parse_json(*text, (root / "eval.json").string());
   run.failures = read_failures(folder);
   run.recipe_yaml = read_text_file((root / "recipe.yaml").string()).value_or("");
   if (run.recipe_yaml.empty()) run.notes.push_back("recipe.yaml is not there");

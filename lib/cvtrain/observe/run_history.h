@@ -19,6 +19,7 @@ struct RunHistory {
   JsonValue provenance;              // provenance.json; null for runs of older versions
   JsonValue preflight;               // preflight.json; null unless the run had `preflight: true` (or `cvtrain preflight` wrote there)
   JsonValue best;                    // best/best.json (checkpoint.keep_best); null when the run kept none
+  JsonValue eval;                    // eval.json, as `cvtrain eval` writes it into the run folder; null when it has not
   std::string recipe_yaml;           // recipe.yaml as written; "" when absent
   std::vector<FailureRecord> failures;  // failures.jsonl: how earlier and this start ended badly, oldest first
   std::vector<std::string> notes;    // what was missing or skipped, for the reader of the report

@@ -10,6 +10,7 @@
 
 #include "cvtrain/core/step_phase.h"
 #include "cvtrain/core/text.h"
+#include "cvtrain/observe/class_report.h"
 #include "cvtrain/observe/report_html.h"
 #include "cvtrain/observe/svg_chart.h"
 
@@ -303,11 +304,11 @@ std::string subtitle(const RunHistory& run) {
 
 std::string run_report_html(const RunHistory& run, const std::string& generated_at) {
   const std::string recipe = xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml);
-  return html_page(HtmlPage{"cvtrain report: " + title_of(run), title_of(run), subtitle(run),
-                            key_figures(run) + verdict_list(run) + charts(run) + preflight_section(run) +
-                                "<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>" + recipe + "</pre>\n</div>\n" +
-                                provenance_table(run) + "</div>\n",
-                            "the run folder's metrics.jsonl, perf_summary.json, provenance.json and recipe.yaml", generated_at, run.notes});
+  return html_page(HtmlPage{
+      "cvtrain report: " + title_of(run), title_of(run), subtitle(run),
+      key_figures(run) + verdict_list(run) + charts(run) + class_accuracy_section(run.eval) + preflight_section(run) +
+          "<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>" + recipe + "</pre>\n</div>\n" + provenance_table(run) + "</div>\n",
+      "the run folder's metrics.jsonl, perf_summary.json, provenance.json, recipe.yaml and eval.json", generated_at, run.notes});
 }
 
 }  // namespace cvtrain
