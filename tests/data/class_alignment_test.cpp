@@ -91,3 +91,22 @@ TEST_CASE("a validation class that training spells otherwise (case, punctuation,
   CHECK_THROWS_WITH(with_training_labels(std::make_unique<ImageFolderDataset>(dir.file("val2"), 0), *training),
                     !Catch::Contains("NFC"));  // no near miss, no spelling lecture
 }
+
+TEST_CASE("data.class_names names numbered labels, and is refused for a set that names its own or has more classes", "[data]") {
+  TempDir dir;
+  write_bytes(dir, "images/a.jpg", encode_jpeg(16, 16, 1));
+  write_bytes(dir, "images/b.jpg", encode_jpeg(16, 16, 2));
+  const std::string numbered = dir.write("numbered.txt", "images/a.jpg 2\nimages/b.jpg 0\n");  // classes 0, 1, 2
+  DataSpec spec;
+  spec.format = DataFormat::kList;
+  const auto named = with_class_names(open_dataset(spec, numbered, 0), {"cat", "dog", "emu", "fox"});
+  CHECK(named->class_names() == std::vector<std::string>{"cat", "dog", "emu", "fox"});
+  CHECK(named->num_classes() == 4);  // every name a class, as the model's head
+  CHECK(labels_of(*named) == std::vector<int64_t>{2, 0});
+  CHECK_THROWS_WITH(with_class_names(open_dataset(spec, numbered, 0), {"cat", "dog"}),
+                    Catch::Contains("has labels up to 2, but data.class_names gives 2 name(s)"));
+  write_classes(dir, "tree", {"ant", "bee"});
+  spec.format = DataFormat::kImageFolder;
+  CHECK_THROWS_WITH(with_class_names(open_dataset(spec, dir.file("tree"), 0), {"x", "y"}),
+                    Catch::Contains("names its classes itself ('ant', ...)"));
+}

@@ -133,6 +133,7 @@ TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exporte
   }
   CHECK(counted == 500);
   CHECK(hits / 500 == Approx(top1s[0]).margin(1e-9));
+  CHECK_THAT(raw, Catch::Contains("{\"class\": \"T-shirt/top\", \"samples\": ") && Catch::Contains("\"Ankle boot\""));  // data.class_names
   const std::vector<double> confused = numbers_after(raw, "count");
   REQUIRE_FALSE(confused.empty());
   double misses = 0;

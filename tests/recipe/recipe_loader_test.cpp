@@ -222,6 +222,19 @@ TEST_CASE("flips take timm's chance or a boolean, print back as recipes wrote th
   }
 }
 
+TEST_CASE("data.class_names reads a list of names and prints it back", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml",
+                                     "data:\n  train: /data/train.gz\n  class_names: [T-shirt/top, Ankle boot, \"7\"]\n"
+                                     "train: {global_batch: 64}\n");
+  const Recipe r = load_recipe(path, no_path_checks());
+  CHECK(r.data.class_names == std::vector<std::string>{"T-shirt/top", "Ankle boot", "7"});
+  CHECK(load_recipe(dir.write("printed.yaml", recipe_to_yaml(r)), no_path_checks()).data.class_names == r.data.class_names);
+  const auto problems = problems_of(path, no_path_checks({"data.class_names=cat"}));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("data.class_names: expected a list of names, e.g. [cat, dog], got 'cat'"));
+}
+
 TEST_CASE("a bad override is named as the override", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

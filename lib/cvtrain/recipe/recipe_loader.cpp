@@ -308,6 +308,17 @@ MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
   return std::nullopt;
 }
 
+MaybeError convert(const YAML::Node& n, std::vector<std::string>& out) {
+  if (!n.IsSequence())
+    return fmt::format("expected a list of names, e.g. [cat, dog], got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a map");
+  out.clear();
+  for (const auto& element : n) {
+    if (!element.IsScalar()) return std::string("in the list: expected a name, got a list or map");
+    out.push_back(element.Scalar());
+  }
+  return std::nullopt;
+}
+
 // Doubles print in their shortest exact form (0.1, not 0.10000000000000001), with a dot before any
 // exponent (1.0e-08, not 1e-08): YAML 1.1 readers such as PyYAML take "1e-08" for a string.
 std::string yaml_number(double value) {
@@ -329,6 +340,11 @@ YAML::Node to_node(const T& value) {
     return YAML::Node(value.spelled);
   } else if constexpr (std::is_same_v<T, FlipChance>) {  // true and false as recipes have always said them
     return value.p == 0.5 ? YAML::Node(true) : value.p == 0 ? YAML::Node(false) : to_node(value.p);
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    YAML::Node node(YAML::NodeType::Sequence);
+    for (const std::string& v : value) node.push_back(v);
+    node.SetStyle(YAML::EmitterStyle::Flow);
+    return node;
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (double v : value) node.push_back(to_node(v));
@@ -418,6 +434,7 @@ const std::vector<Field>& schema() {
       field(KEY(data.format)),
       field(KEY(data.train)),
       field(KEY(data.val)),
+      field(KEY(data.class_names)),
       field(KEY(data.decoder)),
       field(KEY(data.workers), in_range(0, 256)),
       field(KEY(data.prefetch), in_range(1, 64)),

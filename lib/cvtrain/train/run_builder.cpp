@@ -160,6 +160,17 @@ std::unique_ptr<Dataset> scored_as_trained(std::unique_ptr<Dataset> val, const s
 
 }  // namespace
 
+// data.class_names for numbered labels, applied once validation labels follow training's.
+void name_numbered_classes(RunData& run_data, const Recipe& recipe) {
+  const std::vector<std::string>& names = recipe.data.class_names;
+  if (names.empty()) return;
+  for (auto [set, key, path] :
+       {std::tuple{&run_data.train, "data.train", recipe.data.train}, std::tuple{&run_data.val, "data.val", recipe.data.val}})
+    if (*set)
+      *set = blaming_key(recipe, "data.class_names", std::string(key) + " " + path + " ",
+                         [&] { return with_class_names(std::move(*set), names); });
+}
+
 RunData open_run_data(const Recipe& recipe) {
   const DataSpec& data = recipe.data;
   const ModelSpec& model = recipe.model;
@@ -176,6 +187,7 @@ RunData open_run_data(const Recipe& recipe) {
     run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), training_classes, recipe);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   }
+  name_numbered_classes(run_data, recipe);
   check_dataset_fits(*run_data.train, data.train, recipe);
   if (run_data.val) check_dataset_fits(*run_data.val, data.val, recipe);
   if (static_cast<int64_t>(run_data.train->size()) < recipe.train.global_batch)
@@ -202,6 +214,7 @@ RunData open_eval_data(const Recipe& recipe) {
       data.train.empty() ? std::nullopt : blaming_key(recipe, "data.train", "", [&] { return class_names_at(data, data.train); });
   run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), training_classes, recipe);
   run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
+  name_numbered_classes(run_data, recipe);
   check_dataset_fits(*run_data.val, data.val, recipe);
   run_data.channels = run_data.val->channels();
   return run_data;
