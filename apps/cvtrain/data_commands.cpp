@@ -27,7 +27,7 @@ struct DataArgs {
   PackOptions pack;
   PipelineBenchOptions bench;
   bool verify = false, json = false, all_classes = false;
-  std::string against;
+  std::string against, root;
   int64_t inspect_samples = 1000;
 };
 
@@ -35,11 +35,14 @@ void add_format_option(CLI::App& cmd, DataArgs& args) {
   cmd.add_option("--format", args.format, "auto | idx | imagefolder | shards | list (auto: from what the path is)")
       ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards", "list"}))
       ->capture_default_str();
+  cmd.add_option("--root", args.root, "An image list's relative paths start from this folder, as data.root (default: the list's own)");
 }
 
-std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::string& format) {
+// `root`: an image list's data.root ("" for the list's folder).
+std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::string& format, const std::string& root) {
   DataSpec spec;
   spec.format = format == "auto" ? detect_format(path) : *enum_of<DataFormat>(format);
+  spec.root = root;
   return open_dataset(spec, path, 0);
 }
 
@@ -63,7 +66,7 @@ std::function<void(size_t, size_t)> sample_progress(const std::string& doing, co
 }
 
 int run_data_pack(const DataArgs& args) {
-  const auto source = open_for_tool(args.source, args.format);
+  const auto source = open_for_tool(args.source, args.format, args.root);
   prepare_pack_folder(args.destination);
   log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards, args.destination);
   Stopwatch clock;
@@ -103,8 +106,9 @@ Command add_pack_command(CLI::App& data) {
 
 // `data inspect PATH --against OTHER`: OTHER's samples that are byte-for-byte samples of PATH (a
 // validation set that holds training images scores them as seen). Prints them; true if any.
-bool report_copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, int64_t workers) {
-  const auto other = open_for_tool(other_path, "auto");
+bool report_copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, const DataArgs& args) {
+  const auto other = open_for_tool(other_path, "auto", args.root);
+  const int64_t workers = args.pack.workers;
   const Stopwatch clock;
   const Fingerprints prints = fingerprint_all(*other, workers, sample_progress("reading " + other_path, clock));
   const CopyFinding leak = copies_between(inspection.fingerprints, dataset, prints, *other);
@@ -143,7 +147,7 @@ Command add_inspect_command(CLI::App& data) {
   cmd->add_flag("--all-classes", args->all_classes, "List every class's sample count (else the 5 smallest and largest beyond 20 classes)");
   add_format_option(*cmd, *args);
   return {cmd, [args] {
-            const auto dataset = open_for_tool(args->source, args->format);
+            const auto dataset = open_for_tool(args->source, args->format, args->root);
             InspectOptions options;
             options.verify = args->verify || !args->against.empty();
             options.workers = args->pack.workers;
@@ -153,7 +157,7 @@ Command add_inspect_command(CLI::App& data) {
             options.progress = sample_progress("verifying", clock);
             const DatasetInspection inspection = inspect_dataset(*dataset, args->source, options);
             std::fputs(inspection.summary(args->all_classes).c_str(), stdout);
-            const bool leaks = !args->against.empty() && report_copies_in(args->against, *dataset, inspection, args->pack.workers);
+            const bool leaks = !args->against.empty() && report_copies_in(args->against, *dataset, inspection, *args);
             return inspection.unreadable.empty() && !leaks ? 0 : kExitRuntimeError;
           }};
 }
@@ -188,7 +192,7 @@ void print_bench(const DataArgs& args, const PipelineBenchResult& r) {
 }
 
 int run_data_bench(DataArgs args) {
-  const auto dataset = open_for_tool(args.source, args.format);
+  const auto dataset = open_for_tool(args.source, args.format, args.root);
   if (args.device == "cuda" && visible_cuda_devices() == 0) throw Error("--device cuda: no CUDA device is visible");
   args.bench.device = c10::Device(args.device == "cuda" ? c10::kCUDA : c10::kCPU);
   print_bench(args, bench_pipeline(*dataset, args.bench));

@@ -97,6 +97,12 @@ TEST_CASE("a malformed list is refused naming the file, the line and what to wri
   CHECK_THROWS_WITH(ImageListDataset(elsewhere, 0),
                     Catch::Contains("none of the 2 listed files checked exists, e.g. " + dir.file("lists/images/a.jpg")) &&
                         Catch::Contains("relative paths are taken from the list's folder"));
+  // data.root names the folder they start from instead (a Kaggle list beside, not inside, its images).
+  const ImageListDataset rooted(elsewhere, 0, dir.file(""));
+  CHECK(rooted.describe(1) == dir.file("images/b.jpg"));
+  CHECK(rooted.load(1).width == 30);
+  CHECK_THROWS_WITH(ImageListDataset(elsewhere, 0, dir.file("lists")),
+                    Catch::Contains("(relative paths are taken from data.root, " + dir.file("lists")));
   // One missing file among others is an unreadable sample, as in an ImageFolder.
   const ImageListDataset one_missing(dir.write("l.csv", "path,label\nimages/a.jpg,dog\nimages/gone.jpg,cat\n"), 0);
   CHECK_THROWS_WITH(one_missing.read(1), Catch::Contains("images/gone.jpg: cannot open"));

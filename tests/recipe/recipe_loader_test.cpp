@@ -235,6 +235,21 @@ TEST_CASE("data.class_names reads a list of names and prints it back", "[recipe]
   CHECK_THAT(problems[0], Catch::Contains("data.class_names: expected a list of names, e.g. [cat, dog], got 'cat'"));
 }
 
+TEST_CASE("data.root is a folder, and only for image lists", "[recipe]") {
+  TempDir dir;
+  dir.write("train.csv", "path,label\na.jpg,cat\n");
+  const std::string path = dir.write("r.yaml", "data: {format: list, train: " + dir.file("train.csv") + "}\ntrain: {global_batch: 1}\n");
+  LoadOptions options;
+  options.check_paths = true;
+  options.overrides = {"data.root=" + dir.file("")};
+  CHECK(load_recipe(path, options).data.root == dir.file(""));
+  options.overrides = {"data.root=" + dir.file("nowhere")};
+  CHECK_THAT(problems_of(path, options).at(0), Catch::Contains("data.root: '" + dir.file("nowhere") + "' is not a folder"));
+  options.overrides = {"data.format=imagefolder", "data.train=" + dir.file(""), "data.root=" + dir.file("")};
+  CHECK_THAT(problems_of(path, options).at(0),
+             Catch::Contains("data.root: is for data.format list") && Catch::Contains("data.format is imagefolder"));
+}
+
 TEST_CASE("a bad override is named as the override", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

@@ -105,7 +105,7 @@ bool names_classes(DataFormat format) {
 std::optional<std::vector<std::string>> class_names_at(const DataSpec& spec, const std::string& path) {
   if (spec.format == DataFormat::kImageFolder) return image_folder_classes(path);
   if (spec.format == DataFormat::kShards) return shard_classes(path);
-  if (spec.format == DataFormat::kList) return read_image_list(path).classes;
+  if (spec.format == DataFormat::kList) return read_image_list(path, spec.root).classes;
   return std::nullopt;
 }
 

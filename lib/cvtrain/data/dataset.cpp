@@ -42,7 +42,7 @@ std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& p
     case DataFormat::kShards:
       return std::make_unique<ShardDataset>(path, limit);
     case DataFormat::kList:
-      return std::make_unique<ImageListDataset>(path, limit);
+      return std::make_unique<ImageListDataset>(path, limit, spec.root);
     case DataFormat::kSynthetic:
       break;
   }

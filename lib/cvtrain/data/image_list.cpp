@@ -179,15 +179,18 @@ std::string resolved(const std::string& file, const fs::path& base) {
 }
 
 // A list whose paths point nowhere fails here, not as a run of unreadable samples.
-void check_some_exist(const ImageList& list, const std::string& path) {
+void check_some_exist(const ImageList& list, const std::string& path, const std::string& root) {
   constexpr size_t kChecked = 20;
   const size_t n = list.files.size();
   if (n == 0) return;
   std::error_code ec;
   for (size_t i = 0; i < std::min(n, kChecked); ++i)
     if (fs::exists(list.files[i * n / std::min(n, kChecked)], ec)) return;
-  throw Error(fmt::format("{}: none of the {} listed files checked exists, e.g. {} (relative paths are taken from the list's folder, {})",
-                          path, std::min(n, kChecked), list.files.front(), fs::absolute(path).parent_path().string()));
+  const std::string base =
+      root.empty() ? fmt::format("the list's folder, {}; data.root (--root) names another", fs::absolute(path).parent_path().string())
+                   : fmt::format("data.root, {}", root);
+  throw Error(fmt::format("{}: none of the {} listed files checked exists, e.g. {} (relative paths are taken from {})", path,
+                          std::min(n, kChecked), list.files.front(), base));
 }
 
 }  // namespace
@@ -197,7 +200,7 @@ bool is_image_list_path(const std::string& path) {
   return ext == ".csv" || ext == ".tsv" || ext == ".txt";
 }
 
-ImageList read_image_list(const std::string& path) {
+ImageList read_image_list(const std::string& path, const std::string& root) {
   const std::string ext = lower_extension(path);
   if (!is_image_list_path(path))
     throw Error(
@@ -208,14 +211,15 @@ ImageList read_image_list(const std::string& path) {
   const std::vector<Entry> entries = ext == ".txt" ? text_entries(lines, path) : table_entries(lines, ext == ".csv" ? ',' : '\t', path);
   if (entries.empty()) throw Error(fmt::format("{}: lists no images", path));
   ImageList list;
-  const fs::path base = fs::absolute(path).parent_path();
+  const fs::path base = root.empty() ? fs::absolute(path).parent_path() : fs::absolute(root);
   for (const Entry& e : entries) list.files.push_back(resolved(e.path, base));
   number_labels(entries, list, path);
   return list;
 }
 
-ImageListDataset::ImageListDataset(const std::string& list_path, int64_t limit) : list_(read_image_list(list_path)) {
-  check_some_exist(list_, list_path);
+ImageListDataset::ImageListDataset(const std::string& list_path, int64_t limit, const std::string& root)
+    : list_(read_image_list(list_path, root)) {
+  check_some_exist(list_, list_path, root);
   keep_spread(list_.files, list_.labels, limit);
 }
 

@@ -17,13 +17,14 @@ struct ImageList {
   std::vector<int64_t> labels;
   std::vector<std::string> classes;  // label i's name
 };
-ImageList read_image_list(const std::string& list_path);
+// `root`: the folder relative paths are taken from; "" for the list's own folder.
+ImageList read_image_list(const std::string& list_path, const std::string& root = "");
 
 class ImageListDataset : public Dataset {
  public:
   // `limit` > 0 keeps every k-th entry, as ImageFolderDataset does. Throws Error when none of a
   // spread of the listed files exists (paths relative to the wrong folder, say).
-  ImageListDataset(const std::string& list_path, int64_t limit);
+  ImageListDataset(const std::string& list_path, int64_t limit, const std::string& root = "");
   size_t size() const override { return list_.files.size(); }
   int64_t label(size_t index) const override { return list_.labels[index]; }
   int64_t num_classes() const override { return static_cast<int64_t>(list_.classes.size()); }

@@ -117,6 +117,7 @@ struct DataSpec {
                                          // (random images on the device, data.max_samples per epoch, default ImageNet's)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
+  std::string root;                         // list: the folder its relative paths are taken from; empty: each list's own folder
   std::vector<std::string> class_names;     // names of numbered labels (IDX, lists of number labels), label order; empty: the numbers
   DecoderKind decoder = DecoderKind::kCpu;  // cpu: the workers decode JPEGs; nvjpeg: nvJPEG decodes them on the GPU in
                                    // batches (the workers read and plan; other files stay theirs); auto: nvjpeg where it can run

@@ -76,7 +76,8 @@ std::string with_home(const std::string& path) {
 }
 
 void expand_home_folders(Recipe& r) {
-  for (std::string* path : {&r.data.train, &r.data.val, &r.model.pretrained, &r.output, &r.checkpoint.resume.folder}) *path = with_home(*path);
+  for (std::string* path : {&r.data.train, &r.data.val, &r.data.root, &r.model.pretrained, &r.output, &r.checkpoint.resume.folder})
+    *path = with_home(*path);
 }
 
 // A missing path says where a relative one was looked for (the working directory, not the
@@ -92,6 +93,12 @@ std::string missing_path(const std::string& key, const std::string& path, const 
 }
 
 void check_paths(const Recipe& r, const CrossChecks& check) {
+  std::error_code root_ec;
+  if (!r.data.root.empty() && r.data.format != DataFormat::kList)
+    check.fail("data.root", fmt::format("is for data.format list (the folder a list's relative paths start from); data.format is {}",
+                                        name_of(r.data.format)));
+  else if (!r.data.root.empty() && !fs::is_directory(r.data.root, root_ec))
+    check.fail("data.root", missing_path("data.root", r.data.root, "is not a folder"));
   const bool folders = r.data.format == DataFormat::kImageFolder || r.data.format == DataFormat::kShards;
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
     if (path.empty()) continue;

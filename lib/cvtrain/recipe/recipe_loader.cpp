@@ -434,6 +434,7 @@ const std::vector<Field>& schema() {
       field(KEY(data.format)),
       field(KEY(data.train)),
       field(KEY(data.val)),
+      field(KEY(data.root)),
       field(KEY(data.class_names)),
       field(KEY(data.decoder)),
       field(KEY(data.workers), in_range(0, 256)),
