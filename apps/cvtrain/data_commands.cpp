@@ -164,7 +164,7 @@ Command add_inspect_command(CLI::App& data) {
 
 std::string bench_view(const PipelineBenchOptions& o) {
   if (o.evaluation) return "evaluation view";
-  std::string view = "RandomResizedCrop + flip";
+  std::string view = o.interpolation == "bilinear" ? "RandomResizedCrop + flip" : "RandomResizedCrop (" + o.interpolation + ") + flip";
   if (!o.auto_augment.empty()) view += " + " + o.auto_augment;
   if (o.random_erasing > 0) view += fmt::format(" + random erasing {} (normalised)", o.random_erasing);
   return view;
@@ -212,9 +212,14 @@ Command add_bench_command(CLI::App& data) {
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   cmd->add_flag("--eval", args->bench.evaluation,
                 "Time the evaluation view (torchvision's Resize + CenterCrop, pixel for pixel) instead of RandomResizedCrop + flip");
+  cmd->add_option("--interpolation", args->bench.interpolation,
+                  "The resize, as augment.interpolation: bilinear | bicubic | random (bilinear or bicubic per sample); with\n"
+                  "--eval as data.eval_interpolation (bilinear | bicubic)")
+      ->check(CLI::IsMember({"bilinear", "bicubic", "random"}))
+      ->capture_default_str();
   cmd->add_option("--auto-augment", args->bench.auto_augment,
                   "After crop and flip, this augment.auto_augment policy (e.g. rand-m9-mstd0.5-inc1; its geometric ops resample\n"
-                  "bilinearly)");
+                  "with --interpolation's filter, as timm's transforms)");
   cmd->add_option("--random-erasing", args->bench.random_erasing,
                   "augment.random_erasing.prob (pixel mode), planned in the workers and filled after normalising; also\n"
                   "times the normalisation on the CPU, as timm's loader returns normalised, erased tensors")

@@ -162,10 +162,11 @@ int run_eval(const EvalArgs& args, int argc, char** argv) {
 
 Command add_eval_command(CLI::App& app, int argc, char** argv) {
   auto args = std::make_shared<EvalArgs>();
-  auto* cmd = app.add_subcommand(
-      "eval", "Evaluate weights on data.val without training, as timm's validate.py: top-1, top-5 and loss over every\n"
-              "sample once, on the recipe's ranks and strategy, at model.image_size and data.eval_crop_fraction (override\n"
-              "them to evaluate at another resolution or crop). Prints the figures and writes them to OUTPUT/eval.json");
+  auto* cmd = app.add_subcommand("eval",
+                                 "Evaluate weights on data.val without training, as timm's validate.py: top-1, top-5 and loss over every\n"
+                                 "sample once, on the recipe's ranks and strategy, at model.image_size, data.eval_crop_fraction and\n"
+                                 "data.eval_interpolation (override them to evaluate at another resolution, crop or filter: timm's ViT,\n"
+                                 "DeiT and ConvNeXt weights were scored bicubic). Prints the figures and writes them to OUTPUT/eval.json");
   add_recipe_args(*cmd, args->recipe, true);
   auto* checkpoint_option =
       cmd->add_option("--checkpoint", args->request.checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)");

@@ -1,7 +1,8 @@
-// Per-sample transforms: deterministic in (seed, epoch, index), correct geometry.
+// Per-sample transforms: deterministic in (seed, epoch, index), correct geometry, torchvision's boxes, the recipe's filters.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
 
 #include "cvtrain/data/transforms.h"
 #include "cvtrain/recipe/recipe.h"
@@ -108,4 +109,91 @@ TEST_CASE("flips happen with the recipe's chance, and a vertical one mirrors col
   for (size_t index = 0; index < 50; ++index)
     CHECK(plan_sample(ImageSize{4, 4}, SampleTransform{&both, 4, 0, 0}, index).flip ==
           plan_sample(ImageSize{4, 4}, SampleTransform{&left_right, 4, 0, 0}, index).flip);
+}
+
+TEST_CASE("random_resized_crop_ratio bounds the boxes' aspect, and a box that never fits falls back as torchvision's", "[data]") {
+  AugmentSpec augment;
+  augment.random_resized_crop = {0.3, 1.0};
+  augment.random_resized_crop_ratio = {0.5, 2.0};
+  double widest = 1, narrowest = 1;
+  for (size_t index = 0; index < 2000; ++index) {
+    const CropPlan plan = plan_sample(ImageSize{400, 400}, SampleTransform{&augment, 32, 0, 0}, index);
+    const double aspect = static_cast<double>(plan.width) / plan.height;
+    widest = std::max(widest, aspect);
+    narrowest = std::min(narrowest, aspect);
+    REQUIRE(plan.x + plan.width <= 400);
+    REQUIRE(plan.y + plan.height <= 400);
+  }
+  // Near both ends of [0.5, 2] (up to the rounding of w and h), beyond the default [3/4, 4/3].
+  CHECK(widest > 1.8);
+  CHECK(widest < 2.05);
+  CHECK(narrowest < 0.55);
+  CHECK(narrowest > 0.48);
+  // A 1000x60 strip: every try at 90 % of its area is taller than 60, so torchvision keeps the whole
+  // height and the widest ratio in range, centred (not the central square).
+  AugmentSpec strip;
+  strip.random_resized_crop = {0.9, 1.0};
+  const CropPlan fallback = plan_sample(ImageSize{1000, 60}, SampleTransform{&strip, 32, 0, 0}, 3);
+  CHECK(fallback.width == 80);  // round(60 * 4/3)
+  CHECK(fallback.height == 60);
+  CHECK(fallback.x == 460);
+  CHECK(fallback.y == 0);
+  // A tall one keeps its width, cut to the narrowest ratio.
+  const CropPlan tall = plan_sample(ImageSize{60, 1000}, SampleTransform{&strip, 32, 0, 0}, 3);
+  CHECK(tall.width == 60);
+  CHECK(tall.height == 80);
+  CHECK(tall.y == 460);
+}
+
+TEST_CASE("augment.interpolation random draws either filter, last, so boxes and flips stay those of bilinear", "[data]") {
+  AugmentSpec bilinear;
+  bilinear.random_resized_crop = {0.08, 1.0};
+  bilinear.hflip = FlipChance{0.5};
+  AugmentSpec random = bilinear;
+  random.interpolation = AugmentInterpolation::kRandom;
+  AugmentSpec bicubic = bilinear;
+  bicubic.interpolation = AugmentInterpolation::kBicubic;
+  int drawn_bicubic = 0;
+  for (size_t index = 0; index < 400; ++index) {
+    const ImageSize source{320, 240};
+    const CropPlan a = plan_sample(source, SampleTransform{&bilinear, 64, 3, 1}, index);
+    const CropPlan b = plan_sample(source, SampleTransform{&random, 64, 3, 1}, index);
+    REQUIRE(std::tie(a.x, a.y, a.width, a.height, a.flip) == std::tie(b.x, b.y, b.width, b.height, b.flip));
+    CHECK(a.filter == ResizeFilter::kBilinear);
+    CHECK(plan_sample(source, SampleTransform{&bicubic, 64, 3, 1}, index).filter == ResizeFilter::kBicubic);
+    drawn_bicubic += b.filter == ResizeFilter::kBicubic;
+  }
+  CHECK(drawn_bicubic > 160);  // 200 expected
+  CHECK(drawn_bicubic < 240);
+}
+
+TEST_CASE("bicubic keeps a flat image flat, reads a wider centre region, and differs from bilinear on detail", "[data]") {
+  Image flat{std::vector<uint8_t>(300 * 400 * 3, 200), 300, 400, 3};
+  AugmentSpec bicubic;
+  bicubic.random_resized_crop = {0.08, 1.0};
+  bicubic.interpolation = AugmentInterpolation::kBicubic;
+  for (size_t index = 0; index < 20; ++index) {
+    const Image out = transform_sample(flat, SampleTransform{&bicubic, 48, 0, 0}, index);
+    REQUIRE(std::all_of(out.pixels.begin(), out.pixels.end(), [](uint8_t v) { return v == 200; }));
+  }
+  SampleTransform evaluation{nullptr, 224, 0, 0};
+  const CropPlan linear = plan_sample(ImageSize{500, 375}, evaluation, 0);
+  evaluation.eval_filter = ResizeFilter::kBicubic;
+  const CropPlan cubic = plan_sample(ImageSize{500, 375}, evaluation, 0);
+  CHECK(cubic.filter == ResizeFilter::kBicubic);
+  CHECK(cubic.x < linear.x);  // support 2 against 1, widened by the shrink
+  CHECK(cubic.width > linear.width);
+  CHECK(std::tie(cubic.resized_width, cubic.keep_x) == std::tie(linear.resized_width, linear.keep_x));
+  const Image detail = gradient(375, 500, 3);
+  CHECK(transform_sample(detail, evaluation, 0).pixels != transform_sample(detail, SampleTransform{nullptr, 224, 0, 0}, 0).pixels);
+  AugmentSpec bilinear = bicubic;
+  bilinear.interpolation = AugmentInterpolation::kBilinear;
+  CHECK(transform_sample(detail, SampleTransform{&bicubic, 48, 0, 0}, 5).pixels !=
+        transform_sample(detail, SampleTransform{&bilinear, 48, 0, 0}, 5).pixels);
+}
+
+TEST_CASE("resize_filter takes the fixed filters and refuses random, which is drawn per sample", "[data]") {
+  CHECK(resize_filter(AugmentInterpolation::kBilinear) == ResizeFilter::kBilinear);
+  CHECK(resize_filter(AugmentInterpolation::kBicubic) == ResizeFilter::kBicubic);
+  CHECK_THROWS(resize_filter(AugmentInterpolation::kRandom));
 }

@@ -6,7 +6,8 @@ images, its head fitted by least squares on half of them, classes drawn at rando
 key names. On a small ImageFolder of JPEGs and a PNG of assorted sizes, 47 images (not a multiple of
 the ranks or the batch), torchvision's ImageFolder with Resize(floor(64 / 0.9)) + CenterCrop(64)
 and model.eval() gives top-1, top-5 and loss; `cvtrain eval --weights` at data.eval_crop_fraction 0.9
-must count exactly the same hits and the same loss, on one rank and on two (ddp over Gloo).
+must count exactly the same hits and the same loss, on one rank and on two (ddp over Gloo), and
+with data.eval_interpolation bicubic the same as Resize(..., BICUBIC), as DeiT and ConvNeXt evaluate.
 
     check_eval.py --cvtrain build/apps/cvtrain
 """
@@ -96,17 +97,17 @@ def torchvision_figures(model, dataset):
     return {"top1": top1 / n, "top5": top5 / n, "loss": loss / n}, min(margins)
 
 
-def recipe(tmp, root, ranks):
-    path = os.path.join(tmp, f"eval_{ranks}.yaml")
+def recipe(tmp, root, ranks, interpolation="bilinear"):
+    path = os.path.join(tmp, f"eval_{ranks}_{interpolation}.yaml")
     with open(path, "w") as f:
         f.write(f"""model: {{arch: resnet18, num_classes: {CLASSES}, image_size: {SIZE}}}
-data: {{format: imagefolder, train: {root}, val: {root}, workers: 2, eval_crop_fraction: {CROP}}}
+data: {{format: imagefolder, train: {root}, val: {root}, workers: 2, eval_crop_fraction: {CROP}, eval_interpolation: {interpolation}}}
 train: {{global_batch: {16 * ranks}, micro_batch: 16}}
 precision: fp32
 device: cpu
 strategy: {'ddp' if ranks > 1 else 'single'}
 distributed: {{nproc_per_node: {ranks}}}
-output: {os.path.join(tmp, f'run_{ranks}')}
+output: {os.path.join(tmp, f'run_{ranks}_{interpolation}')}
 """)
     return path
 
@@ -119,34 +120,43 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cvtrain_eval_") as tmp:
         root = os.path.join(tmp, "images")
         n = make_folder(root)
-        view = T.Compose([T.Resize(math.floor(SIZE / CROP)), T.CenterCrop(SIZE), T.ToTensor(), T.Normalize(MEAN, STD)])
-        dataset = torchvision.datasets.ImageFolder(root, transform=view)
-        model = fitted_model(dataset)
-        weights = os.path.join(tmp, "resnet18.safetensors")
-        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
-        reference, margin = torchvision_figures(model, dataset)
-        print(f"torchvision on {n} images: top-1 {reference['top1']:.4f} top-5 {reference['top5']:.4f} loss {reference['loss']:.6f} "
-              f"(smallest top-1 margin {margin:.2e})")
+        model, weights, references = None, os.path.join(tmp, "resnet18.safetensors"), {}
+        for interpolation in ("bilinear", "bicubic"):
+            view = T.Compose([T.Resize(math.floor(SIZE / CROP), interpolation=T.InterpolationMode(interpolation)), T.CenterCrop(SIZE),
+                              T.ToTensor(), T.Normalize(MEAN, STD)])
+            dataset = torchvision.datasets.ImageFolder(root, transform=view)
+            if model is None:  # fitted on the bilinear view, scored on both
+                model = fitted_model(dataset)
+                save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
+            reference, margin = references[interpolation] = torchvision_figures(model, dataset)
+            print(f"torchvision on {n} images, {interpolation}: top-1 {reference['top1']:.4f} top-5 {reference['top5']:.4f} "
+                  f"loss {reference['loss']:.6f} (smallest top-1 margin {margin:.2e})")
+        reference = references["bilinear"][0]
         if not (0.3 < reference["top1"] < 0.9 and reference["top5"] < 1):
             failures.append(f"the fitted model (top-1 {reference['top1']:.3f}, top-5 {reference['top5']:.3f}) is too close to chance "
                             "or to perfect to tell two views apart")
-        for ranks in (1, 2):
-            out = os.path.join(tmp, f"eval_{ranks}.json")
-            run = subprocess.run([args.cvtrain, "eval", "--recipe", recipe(tmp, root, ranks), "--weights", weights, "--out", out],
+        if references["bicubic"][0] == reference:
+            failures.append("the bicubic view scores exactly as the bilinear one: the comparison could not tell them apart")
+        for ranks, interpolation in ((1, "bilinear"), (2, "bilinear"), (1, "bicubic")):
+            reference, case = references[interpolation][0], f"{ranks} rank(s), {interpolation}"
+            out = os.path.join(tmp, f"eval_{ranks}_{interpolation}.json")
+            run = subprocess.run([args.cvtrain, "eval", "--recipe", recipe(tmp, root, ranks, interpolation), "--weights", weights, "--out", out],
                                  capture_output=True, text=True)
             if run.returncode != 0:
-                failures.append(f"{ranks} rank(s): cvtrain eval exited {run.returncode}: {run.stderr[-2000:]}")
+                failures.append(f"{case}: cvtrain eval exited {run.returncode}: {run.stderr[-2000:]}")
                 continue
             mine = json.load(open(out))
-            print(f"cvtrain, {ranks} rank(s): top-1 {mine['top1']:.4f} top-5 {mine['top5']:.4f} loss {mine['loss']:.6f} "
-                  f"({mine['samples']} samples, resize {mine['resize']})")
-            if mine["samples"] != n or mine["world_size"] != ranks or mine["resize"] != math.floor(SIZE / CROP):
-                failures.append(f"{ranks} rank(s): samples {mine['samples']}, world size {mine['world_size']}, resize {mine['resize']}")
+            print(f"cvtrain, {case}: top-1 {mine['top1']:.4f} top-5 {mine['top5']:.4f} loss {mine['loss']:.6f} "
+                  f"({mine['samples']} samples, resize {mine['resize']}, {mine['interpolation']})")
+            if (mine["samples"] != n or mine["world_size"] != ranks or mine["resize"] != math.floor(SIZE / CROP)
+                    or mine["interpolation"] != interpolation):
+                failures.append(f"{case}: samples {mine['samples']}, world size {mine['world_size']}, resize {mine['resize']}, "
+                                f"interpolation {mine['interpolation']}")
             for key in ("top1", "top5"):
                 if round(mine[key] * n) != round(reference[key] * n):
-                    failures.append(f"{ranks} rank(s): {key} {mine[key] * n:.0f} hits, torchvision {reference[key] * n:.0f}")
+                    failures.append(f"{case}: {key} {mine[key] * n:.0f} hits, torchvision {reference[key] * n:.0f}")
             if abs(mine["loss"] - reference["loss"]) > LOSS_TOLERANCE * reference["loss"]:
-                failures.append(f"{ranks} rank(s): loss {mine['loss']!r}, torchvision {reference['loss']!r}")
+                failures.append(f"{case}: loss {mine['loss']!r}, torchvision {reference['loss']!r}")
         # A head for another class count would evaluate noise: an error naming the file, not a result.
         other = subprocess.run([args.cvtrain, "eval", "--recipe", recipe(tmp, root, 1), "--weights", weights, f"model.num_classes={CLASSES + 1}"],
                                capture_output=True, text=True)

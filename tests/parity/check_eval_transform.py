@@ -2,9 +2,9 @@
 """cvtrain's evaluation view against torchvision's: an ImageFolder of JPEGs and PNGs of assorted
 sizes (landscape, portrait, small, odd, grayscale, larger than twice the resize), read by cvtrain's
 input pipeline (tests' transform_probe) and by torchvision's ImageFolder with
-Resize(floor(size / 0.875)) + CenterCrop(size) on PIL images (timm's scale size). Equal pixels for every image the
-pipeline decodes at full size; JPEGs at least twice the resize are decoded at a reduced DCT scale
-first and must stay close.
+Resize(floor(size / 0.875)) + CenterCrop(size) on PIL images (timm's scale size), bilinear and
+bicubic (data.eval_interpolation). Equal pixels for every image the pipeline decodes at full size;
+JPEGs at least twice the resize are decoded at a reduced DCT scale first and must stay close.
 
     check_eval_transform.py --probe build/tests/transform_probe
 """
@@ -52,20 +52,23 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cvtrain_eval_view_") as tmp:
         root = os.path.join(tmp, "images")
         make_folder(root)
-        out = os.path.join(tmp, "cvtrain.raw")
-        subprocess.run([args.probe, root, str(SIZE), out], check=True)
-        mine = np.fromfile(out, dtype=np.uint8).reshape(-1, SIZE, SIZE, 3).astype(np.int16)
-        reference = torchvision.datasets.ImageFolder(root, transform=T.Compose([T.Resize(math.floor(SIZE / 0.875)), T.CenterCrop(SIZE)]))
         failures = []
-        for i, (image, _) in enumerate(reference):
-            name = os.path.splitext(os.path.basename(reference.samples[i][0]))[0]
-            diff = np.abs(mine[i] - np.asarray(image, dtype=np.int16))
-            print(f"{name:10s} mean |cvtrain - torchvision| {diff.mean():.3f}, max {diff.max()}")
-            if name in REDUCED:
-                if diff.mean() > REDUCED_MEAN_TOLERANCE:
-                    failures.append(f"{name}: mean difference {diff.mean():.2f} > {REDUCED_MEAN_TOLERANCE}")
-            elif diff.max() != 0:
-                failures.append(f"{name}: pixels differ (max {diff.max()}, {np.count_nonzero(diff)} values)")
+        for interpolation in ("bilinear", "bicubic"):
+            out = os.path.join(tmp, f"cvtrain_{interpolation}.raw")
+            subprocess.run([args.probe, "eval", root, str(SIZE), out, interpolation], check=True)
+            mine = np.fromfile(out, dtype=np.uint8).reshape(-1, SIZE, SIZE, 3).astype(np.int16)
+            mode = T.InterpolationMode(interpolation)
+            view = T.Compose([T.Resize(math.floor(SIZE / 0.875), interpolation=mode), T.CenterCrop(SIZE)])
+            reference = torchvision.datasets.ImageFolder(root, transform=view)
+            for i, (image, _) in enumerate(reference):
+                name = os.path.splitext(os.path.basename(reference.samples[i][0]))[0]
+                diff = np.abs(mine[i] - np.asarray(image, dtype=np.int16))
+                print(f"{interpolation:8s} {name:10s} mean |cvtrain - torchvision| {diff.mean():.3f}, max {diff.max()}")
+                if name in REDUCED:
+                    if diff.mean() > REDUCED_MEAN_TOLERANCE:
+                        failures.append(f"{interpolation} {name}: mean difference {diff.mean():.2f} > {REDUCED_MEAN_TOLERANCE}")
+                elif diff.max() != 0:
+                    failures.append(f"{interpolation} {name}: pixels differ (max {diff.max()}, {np.count_nonzero(diff)} values)")
     for failure in failures:
         print("MISMATCH:", failure)
     sys.exit(1 if failures else 0)

@@ -222,6 +222,42 @@ TEST_CASE("flips take timm's chance or a boolean, print back as recipes wrote th
   }
 }
 
+TEST_CASE("the crop's aspect range and both resizes' filters load as timm names them, and say what is wrong", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const auto loaded = [&](const std::vector<std::string>& overrides) { return load_recipe(path, no_path_checks(overrides)); };
+  const Recipe defaults = loaded({});
+  CHECK(defaults.augment.random_resized_crop_ratio == std::vector<double>{0.75, 4.0 / 3.0});
+  CHECK(defaults.augment.interpolation == AugmentInterpolation::kBilinear);  // earlier recipes' samples stay as they were
+  CHECK(defaults.data.eval_interpolation == AugmentInterpolation::kBilinear);
+  const Recipe deit = loaded({"augment.random_resized_crop=[0.08, 1]", "augment.random_resized_crop_ratio=[0.5, 2]",
+                              "augment.interpolation=random", "data.eval_interpolation=bicubic"});
+  CHECK(deit.augment.random_resized_crop_ratio == std::vector<double>{0.5, 2.0});
+  CHECK(deit.augment.interpolation == AugmentInterpolation::kRandom);
+  CHECK(deit.data.eval_interpolation == AugmentInterpolation::kBicubic);
+  const std::string printed = recipe_to_yaml(deit);
+  CHECK_THAT(printed, Catch::Contains("random_resized_crop_ratio: [0.5, 2]") && Catch::Contains("interpolation: random") &&
+                          Catch::Contains("eval_interpolation: bicubic"));
+  CHECK(load_recipe(dir.write("printed.yaml", printed), no_path_checks()).augment.random_resized_crop_ratio ==
+        std::vector<double>{0.5, 2.0});
+  CHECK(recipe_warnings(deit).empty());
+  const auto warned = recipe_warnings(loaded({"augment.random_resized_crop_ratio=[0.5, 2]"}));
+  REQUIRE(warned.size() == 1);
+  CHECK_THAT(warned[0], Catch::Contains("augment.random_resized_crop_ratio") && Catch::Contains("which is off: it changes nothing"));
+  const auto problems = problems_of(path, no_path_checks({"data.eval_interpolation=random", "augment.random_resized_crop_ratio=[1.5, 1]",
+                                                          "augment.interpolation=cubic"}));
+  REQUIRE(problems.size() == 3);
+  CHECK_THAT(problems[0],
+             Catch::Contains("augment.interpolation: 'cubic' is not one of: random, bilinear, bicubic (did you mean 'bicubic'?)"));
+  CHECK_THAT(problems[1], Catch::Contains("data.eval_interpolation: random draws a filter per sample, which evaluation does not"));
+  CHECK_THAT(problems[2], Catch::Contains("augment.random_resized_crop_ratio: expected [min, max] aspect ratios"));
+  // timm's names for them.
+  const auto hinted = problems_of(path, no_path_checks({"augment.train_interpolation=bicubic", "augment.ratio=[0.75, 1.33]"}));
+  REQUIRE(hinted.size() == 2);
+  CHECK_THAT(hinted[0], Catch::Contains("augment.ratio: unknown key; cvtrain calls it augment.random_resized_crop_ratio"));
+  CHECK_THAT(hinted[1], Catch::Contains("augment.train_interpolation: unknown key; cvtrain calls it augment.interpolation"));
+}
+
 TEST_CASE("data.class_names reads a list of names and prints it back", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml",

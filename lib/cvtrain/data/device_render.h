@@ -1,8 +1,9 @@
 // A sample's crop plan (transforms.h) applied with ATen ops to a whole decoded image wherever it
 // lies, CPU or GPU: what a GPU JPEG decoder's batch needs after decoding (resize and flip on the
 // device, straight into the batch). The plan is the CPU path's own, so a sample's region and flip do
-// not change with where it is rendered; only the resampling filter differs (antialiased bilinear
-// here; OpenCV's area or bilinear after a DCT-scaled decode on the CPU, Pillow's for the centre view).
+// not change with where it is rendered; only the resampling filter's arithmetic differs (ATen's
+// antialiased bilinear or bicubic here; on the CPU Pillow's, or OpenCV's area or bilinear for a
+// bilinear random resized crop).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -28,6 +28,13 @@ namespace cvtrain {
 
 namespace {
 
+AugmentInterpolation bench_interpolation(const PipelineBenchOptions& o) {
+  const auto interpolation = enum_of<AugmentInterpolation>(o.interpolation);
+  if (!interpolation || (o.evaluation && *interpolation == AugmentInterpolation::kRandom))
+    throw Error(fmt::format("--interpolation: '{}' is not one of: bilinear, bicubic{}", o.interpolation, o.evaluation ? "" : ", random"));
+  return *interpolation;
+}
+
 // The bench's training augmentation, from its options.
 AugmentSpec bench_augment(const PipelineBenchOptions& o) {
   AugmentSpec augment;
@@ -38,7 +45,9 @@ AugmentSpec bench_augment(const PipelineBenchOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw Error(fmt::format("--auto-augment: {}", e.what()));
   }
-  augment.aa_interpolation = AugmentInterpolation::kBilinear;  // as timm's transforms with interpolation='bilinear'
+  augment.interpolation = bench_interpolation(o);
+  // timm's transforms resample the policy's geometric ops with the crop's filter (both random: its own draw).
+  augment.aa_interpolation = augment.interpolation;
   augment.random_erasing.prob = o.random_erasing;
   return augment;
 }
@@ -53,6 +62,7 @@ LoaderOptions bench_loader_options(const PipelineBenchOptions& o, const AugmentS
   loader.transform.augment = o.evaluation ? nullptr : augment;
   loader.transform.image_size = o.image_size;
   loader.transform.seed = o.seed;
+  if (o.evaluation) loader.transform.eval_filter = resize_filter(bench_interpolation(o));
   loader.bad_samples = bad;
   return loader;
 }

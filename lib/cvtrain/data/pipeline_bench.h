@@ -21,6 +21,8 @@ struct PipelineBenchOptions {
   int64_t prefetch = 4;
   std::vector<double> random_resized_crop{0.08, 1.0};
   bool hflip = true;
+  std::string interpolation = "bilinear";  // the resize: augment.interpolation (bilinear, bicubic, random); with evaluation
+                                           // data.eval_interpolation (bilinear, bicubic)
   std::string auto_augment;         // an augment.auto_augment policy after crop and flip; empty: none
   double random_erasing = 0;        // augment.random_erasing.prob (pixel mode); > 0 also times normalising and
                                     // erasing on the device (the CPU included), as timm's loader returns them

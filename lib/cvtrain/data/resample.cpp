@@ -1,5 +1,5 @@
-// Pillow's ImagingResample for 8-bit images (libImaging/Resample.c): weights from the bilinear
-// filter widened by the shrink factor, normalised, turned into 22-bit fixed point; sums start at
+// Pillow's ImagingResample for 8-bit images (libImaging/Resample.c): weights from the bilinear or
+// bicubic filter widened by the shrink factor, normalised, turned into 22-bit fixed point; sums start at
 // half a unit and are clipped to 0..255 after each pass.
 #include "cvtrain/data/resample.h"
 
@@ -18,6 +18,15 @@ constexpr int kPrecisionBits = 32 - 8 - 2;
 double bilinear_filter(double x) {
   x = std::abs(x);
   return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+// Pillow's bicubic_filter, a = -0.5 (as its own, not the -0.75 of OpenCV's INTER_CUBIC).
+double bicubic_filter(double x) {
+  constexpr double a = -0.5;
+  x = std::abs(x);
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+  if (x < 2.0) return (((x - 5.0) * x + 8.0) * x - 4.0) * a;
+  return 0.0;
 }
 
 uint8_t clip8(int32_t sum) { return static_cast<uint8_t>(std::clamp(sum >> kPrecisionBits, 0, 255)); }
@@ -46,6 +55,70 @@ void resample_row(const uint8_t* in, int in_width, int window_x, const ResampleA
   }
 }
 
+// Sums fit 32 bits: the weights add up to one unit, their magnitudes (bicubic's lobes included)
+// to under 1.3 (Pillow sums in int too).
+void horizontal_row(const uint8_t* in, int in_width, int window_x, const ResampleAxis& x, int channels, uint8_t* to) {
+  if (channels == 3)
+    resample_row<3>(in, in_width, window_x, x, to);
+  else
+    resample_row<1>(in, in_width, window_x, x, to);
+}
+
+// One output row of the vertical pass: y's weights for output row `o` over `rows(t)`, each
+// `width` values long.
+template <class Row>
+void vertical_row(const ResampleAxis& y, int o, size_t width, Row rows, std::vector<int32_t>& sums, uint8_t* to) {
+  const int32_t* w = &y.weights[static_cast<size_t>(o) * y.taps];
+  std::fill(sums.begin(), sums.end(), 1 << (kPrecisionBits - 1));
+  for (int t = 0; t < y.count[o]; ++t) {
+    const uint8_t* in = rows(y.first[o] + t);
+    const int32_t weight = w[t];
+    for (size_t i = 0; i < width; ++i) sums[i] += in[i] * weight;
+  }
+  for (size_t i = 0; i < width; ++i) to[i] = clip8(sums[i]);
+}
+
+// A row of the window at source row `row` (clamped: a scaled decode rounds its edges).
+const uint8_t* window_row(const Image& window, int window_y, int row) {
+  const int source_row = std::clamp(row - window_y, 0, window.height - 1);
+  return &window.pixels[static_cast<size_t>(source_row) * window.width * window.channels];
+}
+
+// The horizontal pass over the rows the vertical one reads, then the vertical pass.
+void horizontal_then_vertical(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out) {
+  const int channels = window.channels, rows_begin = y.source_begin(), rows = y.source_end() - rows_begin;
+  const size_t stride = x.count.size() * channels;
+  std::vector<uint8_t> horizontal(static_cast<size_t>(rows) * stride);
+  for (int r = 0; r < rows; ++r)
+    horizontal_row(window_row(window, window_y, rows_begin + r), window.width, window_x, x, channels, &horizontal[r * stride]);
+  std::vector<int32_t> sums(stride);
+  const auto row = [&](int source_row) { return &horizontal[static_cast<size_t>(source_row - rows_begin) * stride]; };
+  for (size_t o = 0; o < y.count.size(); ++o) vertical_row(y, static_cast<int>(o), stride, row, sums, out + o * stride);
+}
+
+// The vertical pass over the columns the horizontal one reads (edge columns repeated where the
+// window is short of them), then the horizontal pass.
+void vertical_then_horizontal(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out) {
+  const int channels = window.channels, columns_begin = x.source_begin(), columns = x.source_end() - columns_begin;
+  const size_t width = static_cast<size_t>(columns) * channels;
+  const bool inside = columns_begin - window_x >= 0 && columns_begin - window_x + columns <= window.width;
+  std::vector<uint8_t> padded(inside ? 0 : width);
+  const auto row = [&](int source_row) {
+    const uint8_t* in = window_row(window, window_y, source_row);
+    if (inside) return in + static_cast<size_t>(columns_begin - window_x) * channels;
+    for (int c = 0; c < columns; ++c) {
+      const int from = std::clamp(columns_begin + c - window_x, 0, window.width - 1);
+      std::copy_n(in + static_cast<size_t>(from) * channels, channels, &padded[static_cast<size_t>(c) * channels]);
+    }
+    return static_cast<const uint8_t*>(padded.data());
+  };
+  const size_t out_rows = y.count.size(), stride = x.count.size() * channels;
+  std::vector<uint8_t> vertical(out_rows * width);
+  std::vector<int32_t> sums(width);
+  for (size_t o = 0; o < out_rows; ++o) vertical_row(y, static_cast<int>(o), width, row, sums, &vertical[o * width]);
+  for (size_t o = 0; o < out_rows; ++o) horizontal_row(&vertical[o * width], columns, columns_begin, x, channels, out + o * stride);
+}
+
 }  // namespace
 
 int ResampleAxis::source_begin() const { return first.empty() ? 0 : *std::min_element(first.begin(), first.end()); }
@@ -56,11 +129,15 @@ int ResampleAxis::source_end() const {
   return end;
 }
 
-ResampleAxis bilinear_axis(int source_size, int resized_size, int keep_from, int keep) {
+ResampleAxis resample_axis(ResizeFilter filter, int source_size, int resized_size, int keep_from, int keep) {
+  const bool bicubic = filter == ResizeFilter::kBicubic;
+  const auto weigh = bicubic ? bicubic_filter : bilinear_filter;
   const double scale = static_cast<double>(source_size) / resized_size;
   const double filter_scale = std::max(scale, 1.0);
-  const double support = 1.0 * filter_scale, inverse_scale = 1.0 / filter_scale;
+  const double support = (bicubic ? 2.0 : 1.0) * filter_scale, inverse_scale = 1.0 / filter_scale;
   ResampleAxis axis;
+  axis.source_size = source_size;
+  axis.resized_size = resized_size;
   axis.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
   axis.weights.assign(static_cast<size_t>(keep) * axis.taps, 0);
   std::vector<double> k(axis.taps);
@@ -70,7 +147,7 @@ ResampleAxis bilinear_axis(int source_size, int resized_size, int keep_from, int
     const int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
     const int xmax = std::min(static_cast<int>(center + support + 0.5), source_size) - xmin;
     double total = 0.0;
-    for (int x = 0; x < xmax; ++x) total += k[x] = bilinear_filter((x + xmin - center + 0.5) * inverse_scale);
+    for (int x = 0; x < xmax; ++x) total += k[x] = weigh((x + xmin - center + 0.5) * inverse_scale);
     int32_t* w = &axis.weights[static_cast<size_t>(i) * axis.taps];
     for (int x = 0; x < xmax; ++x) {
       const double normalised = total != 0.0 ? k[x] / total : k[x];
@@ -82,36 +159,14 @@ ResampleAxis bilinear_axis(int source_size, int resized_size, int keep_from, int
   return axis;
 }
 
-
 void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out) {
-  const int channels = window.channels, out_width = static_cast<int>(x.count.size()), out_height = static_cast<int>(y.count.size());
-  if (channels != 1 && channels != 3) throw Error(fmt::format("resample: {} channels (1 or 3 expected)", channels));
-  const int rows_begin = y.source_begin(), rows = y.source_end() - rows_begin;
-  const size_t stride = static_cast<size_t>(out_width) * channels;
-  // Horizontal pass over the rows the vertical one reads. Sums fit 32 bits: the weights are
-  // non-negative and add up to one unit (Pillow sums in int too).
-  std::vector<uint8_t> horizontal(static_cast<size_t>(rows) * stride);
-  for (int r = 0; r < rows; ++r) {
-    const int source_row = std::clamp(rows_begin + r - window_y, 0, window.height - 1);
-    const uint8_t* in = &window.pixels[static_cast<size_t>(source_row) * window.width * channels];
-    uint8_t* to = &horizontal[static_cast<size_t>(r) * stride];
-    if (channels == 3)
-      resample_row<3>(in, window.width, window_x, x, to);
-    else
-      resample_row<1>(in, window.width, window_x, x, to);
-  }
-  std::vector<int32_t> sums(stride);
-  // Vertical pass, a whole output row at a time.
-  for (int o = 0; o < out_height; ++o) {
-    const int32_t* w = &y.weights[static_cast<size_t>(o) * y.taps];
-    std::fill(sums.begin(), sums.end(), 1 << (kPrecisionBits - 1));
-    for (int t = 0; t < y.count[o]; ++t) {
-      const uint8_t* in = &horizontal[static_cast<size_t>(y.first[o] + t - rows_begin) * stride];
-      const int32_t weight = w[t];
-      for (size_t i = 0; i < stride; ++i) sums[i] += in[i] * weight;
-    }
-    for (size_t i = 0; i < stride; ++i) out[o * stride + i] = clip8(sums[i]);
-  }
+  if (window.channels != 1 && window.channels != 3) throw Error(fmt::format("resample: {} channels (1 or 3 expected)", window.channels));
+  // Pillow 13's ImagingResampleInner: the pass that shrinks much more goes first, on whole images.
+  const int shrink_y = y.source_size - y.resized_size, shrink_x = x.source_size - x.resized_size;
+  if (shrink_y > 0 && shrink_y > 2 * shrink_x)
+    vertical_then_horizontal(window, window_x, window_y, x, y, out);
+  else
+    horizontal_then_vertical(window, window_x, window_y, x, y, out);
 }
 
 }  // namespace cvtrain

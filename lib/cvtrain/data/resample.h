@@ -1,5 +1,6 @@
-// Pillow's antialiased bilinear resize (Image.resize(..., BILINEAR), what torchvision's Resize does
-// to PIL images), bit for bit, computed only for the crop of the resized image that is kept.
+// Pillow's antialiased resize (Image.resize(..., BILINEAR or BICUBIC), what torchvision's Resize and
+// timm's RandomResizedCropAndInterpolation do to PIL images), bit for bit, computed only for the
+// crop of the resized image that is kept.
 #pragma once
 
 #include <cstdint>
@@ -9,22 +10,28 @@
 
 namespace cvtrain {
 
+// Pillow's filters: bilinear (the triangle, support 1) and bicubic (Keys' cubic with a = -0.5,
+// support 2, whose negative lobes can overshoot; the sums are clipped to 0..255).
+enum class ResizeFilter { kBilinear, kBicubic };
+
 // One axis: for each kept output pixel, the source pixels it weighs and Pillow's fixed-point weights.
 struct ResampleAxis {
   std::vector<int> first, count;  // per kept output pixel
   std::vector<int32_t> weights;   // taps per output pixel, zero-padded
   int taps = 0;
+  int source_size = 0, resized_size = 0;  // the whole resize, of which the kept pixels are a part
   int source_begin() const;  // the source range all kept pixels read
   int source_end() const;
 };
 
 // Output pixels [keep_from, keep_from + keep) of resizing `source_size` pixels to `resized_size`.
-ResampleAxis bilinear_axis(int source_size, int resized_size, int keep_from, int keep);
+ResampleAxis resample_axis(ResizeFilter filter, int source_size, int resized_size, int keep_from, int keep);
 
 // Resamples `window` (a part of the source whose top-left pixel is (window_x, window_y) in source
 // coordinates) into `out`: x.count.size() columns by y.count.size() rows, HWC, with the window's
-// channels (1 or 3; others are an Error).
-// Horizontal pass first, rounded to 8 bits, then vertical, as Pillow does.
+// channels (1 or 3; others are an Error). Two passes, each rounded to 8 bits, in Pillow 13's order:
+// vertical first where the height shrinks by more than twice as many pixels as the width, else
+// horizontal first (the order changes the rounding, so a pixel or two by a level).
 void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out);
 
 }  // namespace cvtrain

@@ -134,6 +134,9 @@ constexpr std::array kForeignNames{
     ForeignName{"bce_loss", "train.loss (bce)"},
     ForeignName{"bce_target_thresh", "train.bce_target_threshold"},
     ForeignName{"scale", "augment.random_resized_crop ([min, max] area fraction)"},
+    ForeignName{"ratio", "augment.random_resized_crop_ratio ([min, max] aspect)"},
+    ForeignName{"train_interpolation", "augment.interpolation"},
+    ForeignName{"interpolation", "data.eval_interpolation (augment.interpolation for training)"},
 };
 
 struct ForeignValue {

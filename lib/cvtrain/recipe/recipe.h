@@ -134,6 +134,8 @@ struct DataSpec {
   double eval_crop_fraction = 0.875;    // evaluation (and training without random_resized_crop): the shorter
                                         // side resized to floor(image_size / this), then the centre
                                         // image_size square kept (timm's --crop-pct)
+  AugmentInterpolation eval_interpolation = AugmentInterpolation::kBilinear;  // that resize: bilinear | bicubic (timm's
+                                                                              // --interpolation, DeiT's and ConvNeXt's bicubic)
 };
 
 // timm's RandomErasing, applied on the device after normalisation (data/batch_erasing.h).
@@ -158,6 +160,9 @@ struct AugmentSpec {
   FlipChance vflip;                          // top-bottom, after hflip (aerial, microscopy, medical images)
   int64_t random_crop_padding = 0;           // zero-pad by P pixels, then crop back at random
   std::vector<double> random_resized_crop;   // [min_scale, max_scale]; empty = off
+  std::vector<double> random_resized_crop_ratio{3.0 / 4.0, 4.0 / 3.0};   // its aspect range [min, max] (timm's --ratio)
+  AugmentInterpolation interpolation = AugmentInterpolation::kBilinear;  // the training resize (timm's --train-interpolation;
+                                                                         // random: bilinear or bicubic per sample)
   double label_smoothing = 0.0;
   double mixup = 0.0;       // Mixup Beta(alpha, alpha); 0 = off
   double cutmix = 0.0;      // CutMix Beta(alpha, alpha); 0 = off

@@ -204,6 +204,11 @@ void check_augment(const Recipe& r, const CrossChecks& check) {
   const auto& crop = r.augment.random_resized_crop;
   if (!crop.empty() && (crop.size() != 2 || crop[0] <= 0 || crop[0] > crop[1] || crop[1] > 1))
     check.fail("augment.random_resized_crop", "expected [min_scale, max_scale] with 0 < min_scale <= max_scale <= 1");
+  const auto& ratio = r.augment.random_resized_crop_ratio;
+  if (ratio.size() != 2 || ratio[0] <= 0 || ratio[0] > ratio[1])
+    check.fail("augment.random_resized_crop_ratio",
+               "expected [min, max] aspect ratios (width / height) with 0 < min <= max, "
+               "e.g. torchvision's [0.75, 1.3333]");
   if (r.augment.repeats > r.train.global_batch && r.train.global_batch > 0)
     check.fail("augment.repeats", fmt::format("{} copies do not fit in a global batch of {}", r.augment.repeats, r.train.global_batch));
   const RandomErasingSpec& erasing = r.augment.random_erasing;
@@ -273,6 +278,10 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
           fmt::format("{}: 1 is a chance (timm's --hflip): every sample is mirrored, so none varies; for a random "
                       "flip write 0.5 (or true)",
                       r.where(key)));
+  const AugmentSpec defaults;
+  if (r.augment.random_resized_crop.empty() && r.augment.random_resized_crop_ratio != defaults.random_resized_crop_ratio)
+    warnings.push_back(fmt::format("{}: the aspect range of augment.random_resized_crop, which is off: it changes nothing",
+                                   r.where("augment.random_resized_crop_ratio")));
   // Scoring the training images (a quick test's shortcut, left in) reads as accuracy on held-out data.
   std::error_code ec;
   if (!r.data.val.empty() && (r.data.val == r.data.train || std::filesystem::equivalent(r.data.val, r.data.train, ec)))

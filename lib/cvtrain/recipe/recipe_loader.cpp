@@ -450,10 +450,17 @@ const std::vector<Field>& schema() {
               if (v > 0 && v <= 1) return std::nullopt;
               return fmt::format("must be in (0, 1], got {}", v);
             }),
+      field(KEY(data.eval_interpolation),
+            [](AugmentInterpolation v) -> MaybeError {
+              if (v != AugmentInterpolation::kRandom) return std::nullopt;
+              return "random draws a filter per sample, which evaluation does not; use bilinear or bicubic";
+            }),
       field(KEY(augment.hflip)),
       field(KEY(augment.vflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
       field(KEY(augment.random_resized_crop)),
+      field(KEY(augment.random_resized_crop_ratio)),
+      field(KEY(augment.interpolation)),
       field(KEY(augment.label_smoothing), in_range(0, 0.99)),
       field(KEY(augment.mixup), in_range(0, 100)),
       field(KEY(augment.cutmix), in_range(0, 100)),

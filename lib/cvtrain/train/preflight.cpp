@@ -93,6 +93,7 @@ std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe
   options.prefetch = recipe.data.prefetch;
   options.random_resized_crop = recipe.augment.random_resized_crop;
   options.hflip = recipe.augment.hflip.on();
+  options.interpolation = name_of(recipe.augment.interpolation);
   options.seed = static_cast<uint64_t>(recipe.train.seed);
   options.device = run.device;
   options.decoder = run.jpeg_decoder ? "nvjpeg" : "cpu";  // data.decoder as resolved for this run

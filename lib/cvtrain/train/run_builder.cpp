@@ -230,6 +230,7 @@ LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64
   options.transform.seed = static_cast<uint64_t>(train.seed);
   options.transform.max_image_pixels = data.max_image_pixels;
   options.transform.crop_fraction = data.eval_crop_fraction;
+  options.transform.eval_filter = resize_filter(data.eval_interpolation);
   return options;
 }
 
