@@ -7,11 +7,13 @@
 # random erasing 0.25, normalised float batches) against timm's own transform and loader
 # (scripts/bench_data/timm_pipeline.py) with 1 and 2 workers. The policy is clipped at magnitude 9
 # (mmax9): at 10, which the noise reaches, timm's PosterizeIncreasing asks Pillow 13 for 0 bits
-# and its loader stops with a ValueError.
+# and its loader stops with a ValueError. The bicubic views (augment.interpolation and
+# data.eval_interpolation bicubic, as the DeiT, ConvNeXt and RSB recipes resize) against torchvision
+# with PIL's bicubic filter, which is what timm's RandomResizedCropAndInterpolation calls.
 # The images: 2,560 JPEGs around 500x375 at quality 90, random crops and flips of the photographs
 # scikit-image ships (scripts/bench_data/make_images.py), cached under $CVTRAIN_HOME.
 #   scripts/bench_data.sh            ROUNDS=3 BATCHES=10 COUNT=2560 to change the defaults,
-#                                    VIEWS="train eval augmented" to time some of the views
+#                                    VIEWS="train eval augmented bicubic eval_bicubic" to time some of the views
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench_data/photographs.sh
@@ -23,9 +25,9 @@ echo "best of $ROUNDS alternating rounds per side; $(nproc) cores"
 RESULTS=$(mktemp)
 POLICY=rand-m9-mstd0.5-inc1-mmax9
 ERASING=0.25
-VIEWS=${VIEWS:-train eval augmented}
+VIEWS=${VIEWS:-train eval augmented bicubic eval_bicubic}
 RUNS=()
-for run in "train 1" "train 2" "eval 2" "augmented 1" "augmented 2"; do
+for run in "train 1" "train 2" "eval 2" "augmented 1" "augmented 2" "bicubic 1" "eval_bicubic 2"; do
   [[ " $VIEWS " == *" ${run% *} "* ]] && RUNS+=("$run")
 done
 # view workers
@@ -34,6 +36,9 @@ for run in "${RUNS[@]}"; do
   case $view in
     train) ours=(); reference=(torchvision scripts/bench_data/torchvision_pipeline.py) ;;
     eval) ours=(--eval); reference=(torchvision scripts/bench_data/torchvision_pipeline.py --eval) ;;
+    bicubic) ours=(--interpolation bicubic); reference=(torchvision scripts/bench_data/torchvision_pipeline.py --interpolation bicubic) ;;
+    eval_bicubic) ours=(--eval --interpolation bicubic)
+                  reference=(torchvision scripts/bench_data/torchvision_pipeline.py --eval --interpolation bicubic) ;;
     augmented) ours=(--auto-augment "$POLICY" --random-erasing "$ERASING")
                reference=(timm scripts/bench_data/timm_pipeline.py --auto-augment "$POLICY" --random-erasing "$ERASING") ;;
   esac
@@ -56,11 +61,11 @@ for line in open(sys.argv[1]):
     best[key] = max(best.get(key, 0), json.loads(blob)["images_per_s"])
     if side != "cvtrain":
         reference[view] = side
-print(f"\n{'view':>9} {'workers':>7} {'cvtrain img/s':>14} {'reference':>11} {'img/s':>7} {'cvtrain/reference':>18}")
-for view, w in (("train", 1), ("train", 2), ("eval", 2), ("augmented", 1), ("augmented", 2)):
+print(f"\n{'view':>12} {'workers':>7} {'cvtrain img/s':>14} {'reference':>11} {'img/s':>7} {'cvtrain/reference':>18}")
+for view, w in (("train", 1), ("train", 2), ("eval", 2), ("augmented", 1), ("augmented", 2), ("bicubic", 1), ("eval_bicubic", 2)):
     if ("cvtrain", view, w) not in best:
         continue
     c, t = best[("cvtrain", view, w)], best[(reference[view], view, w)]
-    print(f"{view:>9} {w:>7} {c:>14.0f} {reference[view]:>11} {t:>7.0f} {c / t:>17.2f}x")
+    print(f"{view:>12} {w:>7} {c:>14.0f} {reference[view]:>11} {t:>7.0f} {c / t:>17.2f}x")
 PY
 rm -f "$RESULTS"
