@@ -224,11 +224,16 @@ section_pipeline() {
   done
   "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches 64 --device "$DEVICE" --eval 2>&1 | sed 's/^/  /' ||
     FAILURES=$((FAILURES + 1))
+  # The DeiT/ConvNeXt recipes' bicubic crops: Pillow's filter on the workers.
+  "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches 64 --device "$DEVICE" --interpolation bicubic 2>&1 |
+    sed 's/^/  /' || FAILURES=$((FAILURES + 1))
   if [ "$DEVICE" = cuda ]; then  # nvJPEG's batched decode, crop and flip rendered on the GPU; the goal: 2x 16 workers, < 4 cores busy
     for workers in 2 4; do
       "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches 64 --device cuda --decoder nvjpeg 2>&1 |
         sed 's/^/  /' || FAILURES=$((FAILURES + 1))
     done
+    "$CVTRAIN" data bench "$BUNDLE/images" --workers 4 --batch 24 --batches 64 --device cuda --decoder nvjpeg --interpolation bicubic 2>&1 |
+      sed 's/^/  /' || FAILURES=$((FAILURES + 1))
   fi
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
     data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] model.arch=resnet18 model.image_size=224 precision=bf16 \
