@@ -140,6 +140,16 @@ TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exporte
   for (double n : confused) misses += n;
   CHECK(misses <= 500 - hits + 1e-6);  // the confusions listed are some of the misses
   CHECK(std::is_sorted(confused.rbegin(), confused.rend()));
+  // The run wrote its own last evaluation by class, the same as cvtrain eval's of the final checkpoint
+  // (and the resumed run's the same again).
+  const auto by_class = [](const std::string& json) { return json.substr(json.find("\"per_class\"")); };
+  const std::string trained = read_text(dir.file("straight/eval.json"));
+  CHECK_THAT(trained, Catch::Contains("\"by\": \"training\"") && Catch::Contains("\"checkpoint_step\": 20,"));
+  CHECK_THAT(raw, Catch::Contains("\"by\": \"cvtrain eval\""));
+  CHECK(by_class(trained) == by_class(raw));
+  CHECK(by_class(read_text(dir.file("resumed/eval.json"))) == by_class(raw));
+  CHECK_THAT(run.output, Catch::Contains("last evaluation (by class in " + dir.file("straight/eval.json") + "): top-1 ") &&
+                             Catch::Contains("\nlowest top-1: "));
   const auto wrong_head = run_shell(eval + " model.num_classes=12 --weights " + dir.file("raw.safetensors"), dir);
   CHECK(wrong_head.exit_code == 1);
   // small_cnn's head is its last Linear, named as torchvision's fc would be.

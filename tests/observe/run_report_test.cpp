@@ -198,6 +198,13 @@ TEST_CASE("the report page holds every section, escapes what it shows and fetche
   CHECK(dog < cat);
   CHECK(cat != std::string::npos);
   CHECK(html.find("<tr><td>dog &amp; co</td><td>cat</td><td>11</td><td>55%</td></tr>") != std::string::npos);
+  // The file training writes says so, and the heading with it.
+  std::string by_training = cvtrain::testing::read_text(dir.file("run/eval.json"));
+  by_training.insert(1, "\"by\": \"training\", ");
+  dir.write("run/eval.json", by_training);
+  const std::string trained = run_report_html(read_run_history(dir.file("run")), "2026-12-01T11:00:00Z");
+  CHECK(trained.find("<h2>Per class (the last evaluation of training)</h2>") != std::string::npos);
+  CHECK(trained.find("(cvtrain eval)") == std::string::npos);
   CHECK(html.find("<span class=\"kind\">preflight</span> input pipeline too slow: rank 0 (host a)") != std::string::npos);
   CHECK(html.find("<td>rank 0 (host a)</td><td>0.07</td><td>—</td><td>128</td><td>18000</td>") != std::string::npos);
   for (const char* chart : {"loss", "accuracy", "throughput", "lr", "breakdown", "rank_spread", "rank_bars", "memory"})

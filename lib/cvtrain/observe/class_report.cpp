@@ -59,7 +59,9 @@ std::string class_accuracy_section(const JsonValue& eval) {
   if (classes.empty()) return "";
   const std::string figures = fmt::format("top-1 {:.2f}% on {:.0f} samples of {}, weights {}", 100 * eval.number("top1").value_or(0),
                                           eval.number("samples").value_or(0), eval.text("data"), eval.text("weights"));
-  return "<h2>Per class (cvtrain eval)</h2>\n<p class=\"sub\">" + xml_escape(figures) + "</p>\n<div class=\"pair\">\n" +
+  // Files of earlier versions say nothing of who wrote them: cvtrain eval alone did.
+  const std::string by = eval.text("by") == "training" ? "the last evaluation of training" : "cvtrain eval";
+  return "<h2>Per class (" + by + ")</h2>\n<p class=\"sub\">" + xml_escape(figures) + "</p>\n<div class=\"pair\">\n" +
          lowest_table(classes) + confusion_table(eval["confusions"].array(), classes) + "</div>\n";
 }
 

@@ -7,6 +7,7 @@
 
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/classifier.h"
@@ -95,6 +96,12 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   const auto n = static_cast<double>(dataset.size());
   return EvalResult{totals[0].item<double>() / n, totals[1].item<double>() / n, totals[2].item<double>() / n,
                     static_cast<int64_t>(dataset.size()), tally.summed(comm)};
+}
+
+int64_t unusable_over_ranks(const BadSamples& bad, Communicator& comm, const c10::Device& device) {
+  at::Tensor count = at::full({1}, static_cast<double>(bad.count()), at::TensorOptions(device).dtype(at::kDouble));
+  comm.all_reduce_sum(count, "all-reduce of the unusable validation samples");
+  return static_cast<int64_t>(count.cpu().item<double>());
 }
 
 }  // namespace cvtrain

@@ -11,6 +11,7 @@
 
 namespace cvtrain {
 
+class BadSamples;
 class Classifier;
 class Communicator;
 class Dataset;
@@ -30,5 +31,9 @@ struct EvalResult {
 // (model.num_classes), the confusion matrix's columns.
 EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptions& loader, const FeedOptions& feed,
                     const PrecisionPolicy& precision, Communicator& comm, int64_t outputs);
+
+// The validation samples that could not be read, summed over the ranks (each saw only its share).
+// Collective.
+int64_t unusable_over_ranks(const BadSamples& bad, Communicator& comm, const c10::Device& device);
 
 }  // namespace cvtrain

@@ -30,6 +30,7 @@
 #include "cvtrain/train/export.h"
 #include "cvtrain/train/failure_recording.h"
 #include "cvtrain/train/fault_injection.h"
+#include "cvtrain/train/last_evaluation.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/loss_sum.h"
 #include "cvtrain/train/memory_report.h"
@@ -67,6 +68,7 @@ class Trainer {
   TrainStep step_;
   CheckpointManager checkpoints_;
   std::unique_ptr<WeightEma> ema_;  // train.ema; null when off
+  LastEvaluation last_eval_;        // the last evaluation by class, written to RUN/eval.json at the end
   // Where it stands.
   TrainPosition position_;
   // What it reports (rank 0 writes).
@@ -125,6 +127,7 @@ TrainSummary Trainer::run() {
   save_checkpoint();
   summary.steps = position_.step;
   summary.seconds = total.seconds();
+  last_eval_.report(run_, recipe_, rank_, position_.step, checkpoints_.folder_of(position_.step));
   run_.strategy->gather_parameters();
   if (rank_.rank == 0) write_final_files(summary.seconds);
   run_.comm->barrier("final barrier");  // no rank leaves (and tears down the group) while another still needs it
@@ -267,6 +270,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
     summary.top1 = eval.top1;
     summary.top5 = eval.top5;
     record.eval = EvalFigures{eval.loss, eval.top1, eval.top5, clock.seconds()};
+    last_eval_.keep(eval, record.eval->seconds);
     if (ema_) {
       Stopwatch ema_clock;
       const EvalResult averaged = ema_->evaluated_in_model(*run_.comm, [&] { return evaluate_model(eval_loader); });

@@ -1,7 +1,6 @@
 // evaluate_weights: choose the weights, load them strictly, run the evaluator, count what was unusable.
 #include "cvtrain/train/weights_evaluation.h"
 
-#include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -90,10 +89,7 @@ EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const Ev
       evaluate(*run.model, *run.data.val, loader, run.feed, PrecisionPolicy{recipe.precision}, *run.comm, recipe.model.num_classes);
   report.seconds = clock.seconds();
   report.classes = class_accuracy(report.result.per_class, run.data.val->class_names());
-  // Each rank saw only its share of the unusable samples.
-  at::Tensor unusable = at::full({1}, static_cast<double>(run.data.val_bad->count()), at::TensorOptions(run.device).dtype(at::kDouble));
-  run.comm->all_reduce_sum(unusable, "all-reduce of the unusable validation samples");
-  report.unusable = static_cast<int64_t>(unusable.cpu().item<double>());
+  report.unusable = unusable_over_ranks(*run.data.val_bad, *run.comm, run.device);
   return report;
 }
 
@@ -102,12 +98,12 @@ std::string eval_report_json(const EvalReport& r, const Recipe& recipe) {
       "{{\"top1\": {:.10g}, \"top5\": {:.10g}, \"loss\": {:.10g}, \"samples\": {}, \"unusable\": {}, \"weights\": {}, \"ema\": {}, "
       "\"checkpoint_step\": {}, \"arch\": {}, \"image_size\": {}, \"crop_fraction\": {:.10g}, \"resize\": {}, \"interpolation\": {}, "
       "\"precision\": {}, "
-      "\"data\": {}, \"world_size\": {}, \"batch\": {}, \"seconds\": {:.3f}, \"images_per_s\": {:.1f}, {}}}\n",
+      "\"data\": {}, \"world_size\": {}, \"batch\": {}, \"seconds\": {:.3f}, \"images_per_s\": {:.1f}, \"by\": {}, {}}}\n",
       r.result.top1, r.result.top5, r.result.loss, r.result.samples, r.unusable, json_string(r.weights_file), r.ema ? "true" : "false",
       r.checkpoint_step >= 0 ? std::to_string(r.checkpoint_step) : "null", json_string(recipe.model.arch), recipe.model.image_size,
       recipe.data.eval_crop_fraction, resized_side(recipe), json_string(name_of(recipe.data.eval_interpolation)),
       json_string(name_of(recipe.precision)), json_string(recipe.data.val), r.world_size, r.batch, r.seconds,
-      r.seconds > 0 ? static_cast<double>(r.result.samples) / r.seconds : 0.0, r.classes.json_members());
+      r.seconds > 0 ? static_cast<double>(r.result.samples) / r.seconds : 0.0, json_string(r.by), r.classes.json_members());
 }
 
 std::string eval_report_line(const EvalReport& r, const Recipe& recipe) {

@@ -30,6 +30,7 @@ struct EvalReport {
   int world_size = 1;
   double seconds = 0;            // the evaluation pass, loading excluded
   ClassAccuracy classes;         // per-class top-1 and the most frequent confusions, by data.val's class names
+  std::string by = "cvtrain eval";  // who evaluated: cvtrain eval, or training (its last evaluation)
 };
 
 // Collective: every rank of the job calls it and gets the same report. Throws Error naming the
