@@ -106,21 +106,25 @@ Command add_pack_command(CLI::App& data) {
 
 // `data inspect PATH --against OTHER`: OTHER's samples that are byte-for-byte samples of PATH (a
 // validation set that holds training images scores them as seen). Prints them; true if any.
-bool report_copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, const DataArgs& args) {
+// --against: OTHER's samples that hold the same bytes as samples of the inspected set.
+CopyFinding copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, const DataArgs& args,
+                      size_t& other_samples) {
   const auto other = open_for_tool(other_path, "auto", args.root);
-  const int64_t workers = args.pack.workers;
   const Stopwatch clock;
-  const Fingerprints prints = fingerprint_all(*other, workers, sample_progress("reading " + other_path, clock));
-  const CopyFinding leak = copies_between(inspection.fingerprints, dataset, prints, *other);
+  const Fingerprints prints = fingerprint_all(*other, args.pack.workers, sample_progress("reading " + other_path, clock));
+  other_samples = other->size();
+  return copies_between(inspection.fingerprints, dataset, prints, *other);
+}
+
+void print_copies_in(const std::string& other_path, size_t other_samples, const CopyFinding& leak) {
   if (leak.copies == 0) {
-    std::printf("against %s: none of its %zu samples holds the same bytes as a sample here\n", other_path.c_str(), other->size());
-    return false;
+    std::printf("against %s: none of its %zu samples holds the same bytes as a sample here\n", other_path.c_str(), other_samples);
+    return;
   }
   std::printf("against %s: %zu of its %zu samples hold the same bytes as samples here (scored as unseen, they are seen)%s:\n%s",
-              other_path.c_str(), leak.copies, other->size(),
+              other_path.c_str(), leak.copies, other_samples,
               leak.other_class > 0 ? fmt::format("; {} of them under another class", leak.other_class).c_str() : "",
               example_lines(leak).c_str());
-  return true;
 }
 
 Command add_inspect_command(CLI::App& data) {
@@ -145,6 +149,9 @@ Command add_inspect_command(CLI::App& data) {
                   "Another dataset (the validation set): its samples that hold the same bytes as samples of PATH are listed; "
                   "implies --verify; exit 1 if any");
   cmd->add_flag("--all-classes", args->all_classes, "List every class's sample count (else the 5 smallest and largest beyond 20 classes)");
+  cmd->add_flag("--json", args->json,
+                "Print one JSON object instead: every class, the formats and JPEG codings, the side quantiles, what nvJPEG\n"
+                "takes, the unreadable samples, the copies (with --verify) and --against's finding; the exit code as without");
   add_format_option(*cmd, *args);
   return {cmd, [args] {
             const auto dataset = open_for_tool(args->source, args->format, args->root);
@@ -156,9 +163,15 @@ Command add_inspect_command(CLI::App& data) {
             const Stopwatch clock;
             options.progress = sample_progress("verifying", clock);
             const DatasetInspection inspection = inspect_dataset(*dataset, args->source, options);
-            std::fputs(inspection.summary(args->all_classes).c_str(), stdout);
-            const bool leaks = !args->against.empty() && report_copies_in(args->against, *dataset, inspection, *args);
-            return inspection.unreadable.empty() && !leaks ? 0 : kExitRuntimeError;
+            if (!args->json) std::fputs(inspection.summary(args->all_classes).c_str(), stdout);
+            CopyFinding leak;
+            size_t other_samples = 0;
+            if (!args->against.empty()) leak = copies_in(args->against, *dataset, inspection, *args, other_samples);
+            if (args->json)
+              std::fputs(inspection.json(args->against.empty() ? "" : against_json(args->against, other_samples, leak)).c_str(), stdout);
+            else if (!args->against.empty())
+              print_copies_in(args->against, other_samples, leak);
+            return inspection.unreadable.empty() && leak.copies == 0 ? 0 : kExitRuntimeError;
           }};
 }
 

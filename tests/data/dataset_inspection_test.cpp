@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/json_reader.h"
 #include "cvtrain/data/dataset_inspection.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/shard_dataset.h"
@@ -107,6 +108,27 @@ TEST_CASE("data inspect counts an ImageFolder's formats and the JPEGs nvJPEG lea
   const DatasetInspection verified = inspect_dataset(tree, "tree", verifying(3));
   CHECK(verified.unreadable.size() == 2);
   CHECK_THAT(verified.summary(), Catch::EndsWith("verified: 6 of 8 samples decode\n"));
+
+  // --json: the same facts, as numbers a script reads.
+  const JsonValue json =
+      parse_json(verified.json(against_json("val", 4, CopyFinding{1, 1, {"v/a.jpg (dog) = cat/x.jpg (cat)"}, {}})), "json");
+  CHECK(json.text("format") == "ImageFolder");
+  CHECK(json.number("samples") == 8);
+  REQUIRE(json["classes"].array().size() == 2);
+  CHECK(json["classes"].array()[1].text("class") == "dog");
+  CHECK(json["classes"].array()[1].number("samples") == 5);
+  CHECK(json["census"].number("looked_at") == 6);
+  CHECK(json["census"]["formats"].number("JPEG") == 5);
+  CHECK(json["census"]["jpeg_kinds"].number("progressive") == 1);
+  CHECK(json["census"].number("gpu_decodable") == 3);
+  CHECK(json["census"]["shorter_side"].number("min") == 10);  // the 20 x 10 PNG
+  CHECK(json["census"]["longer_side"].number("max") == 64);
+  REQUIRE(json["unreadable"].array().size() == 2);
+  CHECK_THAT(*json["unreadable"].array()[1].string(), Catch::Contains("empty.jpg"));
+  CHECK(json["copies"].number("copies") == 0);
+  CHECK(json["against"].number("samples") == 4);
+  CHECK(json["against"]["found"].number("other_class") == 1);
+  CHECK(json["against"]["found"]["other_class_examples"].array().size() == 1);
 }
 
 TEST_CASE("data inspect reads a spread of a large set unless verifying, and shortens a long class list", "[data]") {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/text.h"
 #include "cvtrain/data/idx_dataset.h"
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_folder.h"
@@ -198,27 +199,37 @@ std::string format_counts(const ImageCensus& c) {
   return out;
 }
 
-std::string size_lines(std::vector<ImageSize> sizes) {
-  if (sizes.empty()) return "";
+// Each image's shorter and longer side and their ratio, sorted.
+struct SideLists {
   std::vector<int> shorter, longer;
   std::vector<double> aspect;
+};
+
+SideLists side_lists(const std::vector<ImageSize>& sizes) {
+  SideLists sides;
   for (const ImageSize& s : sizes) {
-    shorter.push_back(std::min(s.width, s.height));
-    longer.push_back(std::max(s.width, s.height));
-    aspect.push_back(static_cast<double>(longer.back()) / std::max(1, shorter.back()));
+    sides.shorter.push_back(std::min(s.width, s.height));
+    sides.longer.push_back(std::max(s.width, s.height));
+    sides.aspect.push_back(static_cast<double>(sides.longer.back()) / std::max(1, sides.shorter.back()));
   }
+  std::sort(sides.shorter.begin(), sides.shorter.end());
+  std::sort(sides.longer.begin(), sides.longer.end());
+  std::sort(sides.aspect.begin(), sides.aspect.end());
+  return sides;
+}
+
+std::string size_lines(const std::vector<ImageSize>& sizes) {
+  if (sizes.empty()) return "";
   const auto same_as_first = [&](const ImageSize& s) { return s.width == sizes.front().width && s.height == sizes.front().height; };
   if (std::all_of(sizes.begin(), sizes.end(), same_as_first))
     return fmt::format("  size: {} x {} px, every one\n", sizes.front().width, sizes.front().height);
-  std::sort(shorter.begin(), shorter.end());
-  std::sort(longer.begin(), longer.end());
-  std::sort(aspect.begin(), aspect.end());
-  std::string out = fmt::format("  shorter side: min {}, 10% {}, median {}, 90% {}, max {} px\n", shorter.front(), quantile(shorter, 0.1),
-                                quantile(shorter, 0.5), quantile(shorter, 0.9), shorter.back());
-  out += fmt::format("  longer side:  min {}, 10% {}, median {}, 90% {}, max {} px\n", longer.front(), quantile(longer, 0.1),
-                     quantile(longer, 0.5), quantile(longer, 0.9), longer.back());
-  return out + fmt::format("  longer / shorter: median {:.2f}, 90% {:.2f}, max {:.2f}\n", quantile(aspect, 0.5), quantile(aspect, 0.9),
-                           aspect.back());
+  const SideLists s = side_lists(sizes);
+  std::string out = fmt::format("  shorter side: min {}, 10% {}, median {}, 90% {}, max {} px\n", s.shorter.front(),
+                                quantile(s.shorter, 0.1), quantile(s.shorter, 0.5), quantile(s.shorter, 0.9), s.shorter.back());
+  out += fmt::format("  longer side:  min {}, 10% {}, median {}, 90% {}, max {} px\n", s.longer.front(), quantile(s.longer, 0.1),
+                     quantile(s.longer, 0.5), quantile(s.longer, 0.9), s.longer.back());
+  return out + fmt::format("  longer / shorter: median {:.2f}, 90% {:.2f}, max {:.2f}\n", quantile(s.aspect, 0.5), quantile(s.aspect, 0.9),
+                           s.aspect.back());
 }
 
 std::string census_lines(const DatasetInspection& in) {
@@ -263,7 +274,61 @@ std::string unreadable_lines(const DatasetInspection& in) {
   return out;
 }
 
+// {"min": .., "p10": .., "median": .., "p90": .., "max": ..} of a sorted list.
+template <class T>
+std::string quantiles_json(const std::vector<T>& sorted) {
+  return fmt::format("{{\"min\": {}, \"p10\": {}, \"median\": {}, \"p90\": {}, \"max\": {}}}", sorted.front(), quantile(sorted, 0.1),
+                     quantile(sorted, 0.5), quantile(sorted, 0.9), sorted.back());
+}
+
+std::string counts_json(const std::map<std::string, size_t>& counts) {
+  std::vector<std::string> members;
+  for (const auto& [name, n] : counts) members.push_back(fmt::format("{}: {}", json_string(name), n));
+  return "{" + join(members, ", ") + "}";
+}
+
+std::string strings_json(const std::vector<std::string>& texts) {
+  std::vector<std::string> quoted;
+  for (const std::string& t : texts) quoted.push_back(json_string(t));
+  return "[" + join(quoted, ", ") + "]";
+}
+
+std::string census_json(const ImageCensus& c) {
+  std::string out = fmt::format(
+      "{{\"looked_at\": {}, \"every_sample\": {}, \"encoded_bytes\": {}, \"formats\": {}, \"jpeg_kinds\": {}, "
+      "\"gpu_decodable\": {}, \"hardware_subsampling\": {}",
+      c.looked_at, c.every_sample ? "true" : "false", c.encoded_bytes, counts_json(c.formats), counts_json(c.jpeg_kinds), c.gpu_decodable,
+      c.hardware_subsampling);
+  if (!c.sizes.empty()) {
+    const SideLists s = side_lists(c.sizes);
+    out += fmt::format(", \"shorter_side\": {}, \"longer_side\": {}, \"aspect\": {}", quantiles_json(s.shorter), quantiles_json(s.longer),
+                       quantiles_json(s.aspect));
+  }
+  return out + "}";
+}
+
+std::string copies_json(const CopyFinding& c) {
+  return fmt::format("{{\"copies\": {}, \"other_class\": {}, \"other_class_examples\": {}, \"same_class_examples\": {}}}", c.copies,
+                     c.other_class, strings_json(c.other_class_examples), strings_json(c.same_class_examples));
+}
+
 }  // namespace
+
+std::string DatasetInspection::json(const std::string& against) const {
+  std::vector<std::string> classes;
+  for (const auto& [name, n] : per_class) classes.push_back(fmt::format("{{\"class\": {}, \"samples\": {}}}", json_string(name), n));
+  return fmt::format(
+             "{{\"path\": {}, \"format\": {}, \"samples\": {}, \"shards\": {}, \"stored_bytes\": {}, \"classes\": [{}], "
+             "\"census\": {}, \"verified\": {}, \"unreadable\": {}",
+             json_string(path), json_string(format), samples, shards, stored_bytes, join(classes, ", "), census_json(census),
+             verified ? "true" : "false", strings_json(unreadable)) +
+         (verified ? ", \"copies\": " + copies_json(copies) : "") + (against.empty() ? "" : ", " + against) + "}\n";
+}
+
+std::string against_json(const std::string& other_path, size_t other_samples, const CopyFinding& leak) {
+  return fmt::format("\"against\": {{\"path\": {}, \"samples\": {}, \"found\": {}}}", json_string(other_path), other_samples,
+                     copies_json(leak));
+}
 
 DatasetInspection inspect_dataset(const Dataset& dataset, const std::string& path, const InspectOptions& options) {
   DatasetInspection inspection;

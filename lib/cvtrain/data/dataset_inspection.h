@@ -43,7 +43,13 @@ struct DatasetInspection {
   // The report `data inspect` prints; with many classes only the smallest and largest are listed
   // unless `all_classes`.
   std::string summary(bool all_classes = false) const;
+  // The same facts as one JSON object (every class, the side quantiles as numbers, every
+  // unreadable sample), for scripts; `against` (empty: none) is `--against`'s finding, as members.
+  std::string json(const std::string& against = "") const;
 };
+
+// `--against`'s finding as JSON members ("against": {...}), for DatasetInspection::json.
+std::string against_json(const std::string& other_path, size_t other_samples, const CopyFinding& leak);
 
 struct InspectOptions {
   bool verify = false;                                // read and decode every sample (shards: and check its CRC-32C)
