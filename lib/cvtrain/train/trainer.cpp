@@ -1,7 +1,7 @@
 // The training loop: epochs of optimizer steps, with metric lines, evaluation and checkpoints in
 // between. What it joins lives in files of its own: building the run (run_builder), one step
 // (train_step), checkpoints and the best one (checkpoint_manager), the weight average (weight_ema),
-// the memory figures (memory_report), the records and warnings of observe/.
+// the memory figures (memory_report), its log lines (run_lines), the records and warnings of observe/.
 #include "cvtrain/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -11,7 +11,6 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
-#include "cvtrain/data/dataset.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/dist/communicator.h"
@@ -36,6 +35,7 @@
 #include "cvtrain/train/memory_report.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_directory.h"
+#include "cvtrain/train/run_lines.h"
 #include "cvtrain/train/run_profiler.h"
 #include "cvtrain/train/trace_window.h"
 #include "cvtrain/train/train_step.h"
@@ -135,15 +135,7 @@ TrainSummary Trainer::run() {
 }
 
 void Trainer::log_start() const {
-  if (rank_.rank != 0) return;
-  const TrainSpec& t = recipe_.train;
-  log::info(
-      "training {} ({:.2f} GFLOPs per image forward) on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} "
-      "images ({} x {} accumulation x {} ranks), precision {}, strategy {}",
-      recipe_.model.arch, run_.flops_per_image / 1e9,
-      recipe_.data.format == DataFormat::kSynthetic ? std::string("synthetic device data") : recipe_.data.train, run_.data.train->size(),
-      run_.data.train->num_classes(), rank_.world_size, run_.device.str(), run_.comm->backend(), run_.total_steps, t.global_batch,
-      t.micro_batch, t.accumulation, rank_.world_size, name_of(recipe_.precision), name_of(recipe_.strategy));
+  if (rank_.rank == 0) log::info("{}", run_start_line(run_, recipe_, rank_));
 }
 
 void Trainer::resume() {
@@ -156,14 +148,7 @@ void Trainer::resume() {
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
   run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
-  if (position_.step >= run_.total_steps)
-    log::info(
-        "{} is the end of this run (step {} of {}): nothing left to train. checkpoint.resume=none trains again "
-        "from scratch; a larger train.epochs or train.max_steps continues.",
-        resumed->folder, position_.step, run_.total_steps);
-  else
-    log::info("resuming from {}: step {} of {} (epoch {}, {} of its {} batches done)", resumed->folder, position_.step, run_.total_steps,
-              position_.epoch + 1, position_.batches_done, run_.steps_per_epoch);
+  log::info("{}", resume_line(resumed->folder, position_, run_.total_steps, run_.steps_per_epoch));
 }
 
 // Runs one epoch (or what is left of max_steps); returns the mean training loss over all ranks.
