@@ -121,6 +121,8 @@ TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exporte
   CHECK(numbers_after(read_text(dir.file("ema.json")), "checkpoint_step").at(0) == 20);
   CHECK_THAT(evaluated.output, Catch::Contains("on 500 samples of") && Catch::Contains("\nlowest top-1: ") &&
                                    Catch::Contains("\nmost confused: ") && Catch::Contains(" taken for "));
+  // Fashion-MNIST's 28 px images are the model's 28 px: the centre view keeps them whole, and says so.
+  CHECK_THAT(evaluated.output, Catch::Contains(", 28 px images kept whole, 1 rank(s), ") && !Catch::Contains(" px resize"));
   // Per class: ten classes whose samples add up to the set and whose hits add up to its top-1.
   const std::string raw = read_text(dir.file("raw.json"));
   const std::vector<double> top1s = numbers_after(raw, "top1"), samples = numbers_after(raw, "samples");
@@ -145,7 +147,7 @@ TEST_CASE("train.ema: evaluated beside the raw weights, resumed exactly, exporte
   const auto by_class = [](const std::string& json) { return json.substr(json.find("\"per_class\"")); };
   const std::string trained = read_text(dir.file("straight/eval.json"));
   CHECK_THAT(trained, Catch::Contains("\"by\": \"training\"") && Catch::Contains("\"checkpoint_step\": 20,"));
-  CHECK_THAT(raw, Catch::Contains("\"by\": \"cvtrain eval\""));
+  CHECK_THAT(raw, Catch::Contains("\"by\": \"cvtrain eval\"") && Catch::Contains("\"kept_whole\": true,"));
   CHECK(by_class(trained) == by_class(raw));
   CHECK(by_class(read_text(dir.file("resumed/eval.json"))) == by_class(raw));
   CHECK_THAT(run.output, Catch::Contains("last evaluation (by class in " + dir.file("straight/eval.json") + "): top-1 ") &&

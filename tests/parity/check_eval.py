@@ -149,8 +149,9 @@ def main():
             print(f"cvtrain, {case}: top-1 {mine['top1']:.4f} top-5 {mine['top5']:.4f} loss {mine['loss']:.6f} "
                   f"({mine['samples']} samples, resize {mine['resize']}, {mine['interpolation']})")
             if (mine["samples"] != n or mine["world_size"] != ranks or mine["resize"] != math.floor(SIZE / CROP)
-                    or mine["interpolation"] != interpolation):
+                    or mine["kept_whole"] or mine["interpolation"] != interpolation):
                 failures.append(f"{case}: samples {mine['samples']}, world size {mine['world_size']}, resize {mine['resize']}, "
+                                f"kept whole {mine['kept_whole']}, "
                                 f"interpolation {mine['interpolation']}")
             for key in ("top1", "top5"):
                 if round(mine[key] * n) != round(reference[key] * n):

@@ -35,6 +35,7 @@ void LastEvaluation::report(const TrainingRun& run, const Recipe& recipe, const 
   report.seconds = seconds_;
   report.classes = class_accuracy(last_->per_class, run.data.val->class_names());
   report.by = "training";
+  report.kept_whole = images_kept_whole(*run.data.val, recipe.model.image_size);
   const std::string file = run.folder->file("eval.json");
   write_file_atomically(file, eval_report_json(report, recipe));
   log::info("last evaluation (by class in {}): {}", file, eval_report_line(report, recipe));

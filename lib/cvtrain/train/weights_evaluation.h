@@ -10,6 +10,7 @@
 
 namespace cvtrain {
 
+class Dataset;
 struct RankInfo;
 struct Recipe;
 
@@ -31,7 +32,12 @@ struct EvalReport {
   double seconds = 0;            // the evaluation pass, loading excluded
   ClassAccuracy classes;         // per-class top-1 and the most frequent confusions, by data.val's class names
   std::string by = "cvtrain eval";  // who evaluated: cvtrain eval, or training (its last evaluation)
+  bool kept_whole = false;          // data.val's images are image_size squares, which the centre view keeps unresized
 };
+
+// Whether `val` holds decoded image_size x image_size squares (IDX, synthetic), which the centre
+// view keeps whole instead of resizing by data.eval_crop_fraction; encoded files are not looked at.
+bool images_kept_whole(const Dataset& val, int64_t image_size);
 
 // Collective: every rank of the job calls it and gets the same report. Throws Error naming the
 // file when the weights do not fit the recipe's model (missing or unexpected keys, another class
