@@ -118,19 +118,18 @@ std::string eval_report_json(const EvalReport& r, const Recipe& recipe) {
       r.result.top1, r.result.top5, r.result.loss, r.result.samples, r.unusable, json_string(r.weights_file), r.ema ? "true" : "false",
       r.checkpoint_step >= 0 ? std::to_string(r.checkpoint_step) : "null", json_string(recipe.model.arch), recipe.model.image_size,
       recipe.data.eval_crop_fraction, resized_side(recipe), r.kept_whole ? "true" : "false",
-      json_string(name_of(recipe.data.eval_interpolation)),
-      json_string(name_of(recipe.precision)), json_string(recipe.data.val), r.world_size, r.batch, r.seconds,
-      r.seconds > 0 ? static_cast<double>(r.result.samples) / r.seconds : 0.0, json_string(r.by), r.classes.json_members());
+      json_string(name_of(recipe.data.eval_interpolation)), json_string(name_of(recipe.precision)), json_string(recipe.data.val),
+      r.world_size, r.batch, r.seconds, r.seconds > 0 ? static_cast<double>(r.result.samples) / r.seconds : 0.0, json_string(r.by),
+      r.classes.json_members());
 }
 
 std::string eval_report_line(const EvalReport& r, const Recipe& recipe) {
-  std::string text =
-      fmt::format("top-1 {:.4f} top-5 {:.4f} loss {:.4f} on {} samples of {}{} ({}{}{}, {}, {} rank(s), {:.1f} s)", r.result.top1,
-                  r.result.top5, r.result.loss, r.result.samples, recipe.data.val,
-                  r.unusable > 0 ? fmt::format(", {} unusable counted as misses", r.unusable) : "", r.weights_file,
-                  r.ema ? ", weight average" : "", r.checkpoint_step >= 0 ? fmt::format(", step {}", r.checkpoint_step) : "",
-                  center_view_text(r, recipe), r.world_size, r.seconds) +
-      "\n" + r.classes.lines();
+  std::string text = fmt::format("top-1 {:.4f} top-5 {:.4f} loss {:.4f} on {} samples of {}{} ({}{}{}, {}, {} rank(s), {:.1f} s)",
+                                 r.result.top1, r.result.top5, r.result.loss, r.result.samples, recipe.data.val,
+                                 r.unusable > 0 ? fmt::format(", {} unusable counted as misses", r.unusable) : "", r.weights_file,
+                                 r.ema ? ", weight average" : "", r.checkpoint_step >= 0 ? fmt::format(", step {}", r.checkpoint_step) : "",
+                                 center_view_text(r, recipe), r.world_size, r.seconds) +
+                     "\n" + r.classes.lines();
   text.pop_back();  // the classes' last line break: the caller ends the line
   return text;
 }
