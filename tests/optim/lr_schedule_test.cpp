@@ -84,6 +84,25 @@ TEST_CASE("step_on_epochs holds the learning rate for a whole epoch", "[optim]")
   CHECK(s.at(99) == Approx(0.5 * (1 + std::cos(M_PI * 7 / 8))));
 }
 
+TEST_CASE("cooldown_epochs ends the cosine that many epochs early and holds min_lr to the run's end", "[optim]") {
+  ScheduleSpec spec;
+  spec.name = ScheduleKind::kCosine;
+  spec.min_lr = 0.01;
+  spec.cooldown_epochs = 2;
+  const LrSchedule per_step(spec, 1.0, 10, 100);  // 10 epochs: the cosine over the first 80 steps
+  CHECK(per_step.at(40) == Approx(0.01 + 0.99 * 0.5));
+  CHECK(per_step.at(79) > 0.01);
+  CHECK(per_step.at(80) == Approx(0.01));
+  CHECK(per_step.at(99) == Approx(0.01));
+  spec.step_on_epochs = true;
+  spec.warmup_epochs = 2;
+  const LrSchedule per_epoch(spec, 1.0, 10, 100);  // 2 warmup, 6 cosine, 2 cool-down epochs
+  CHECK(per_epoch.at(20) == Approx(1.0));
+  CHECK(per_epoch.at(50) == Approx(0.01 + 0.99 * 0.5));  // epoch 5: half of the 6
+  CHECK(per_epoch.at(79) > 0.01);
+  CHECK(per_epoch.at(80) == Approx(0.01));
+}
+
 TEST_CASE("a resume under a stretched schedule says how the learning rate jumps, and an unchanged one says nothing", "[optim]") {
   ScheduleSpec spec;
   spec.name = ScheduleKind::kCosine;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""cvtrain's schedule.warmup_lr, warmup_prefix and step_on_epochs against timm's schedulers
+"""cvtrain's schedule.warmup_lr, warmup_prefix, step_on_epochs and cooldown_epochs against timm's schedulers
 (timm.scheduler.create_scheduler_v2, cosine and constant, as timm's train.py drives them: per epoch
 with step(epoch), per update with step_update(updates)); the learning rate of every step compared.
 
@@ -17,8 +17,12 @@ from outcome import finish
 TOLERANCE = 1e-12  # relative: the same formulas, a rounding apart where the operations are ordered differently
 STEPS_PER_EPOCH = 7
 EPOCHS = 10
-# name, base lr, warmup epochs, warmup lr, min lr, warmup prefix, step on epochs
+# name, base lr, warmup epochs, warmup lr, min lr, warmup prefix, step on epochs[, cool-down epochs]
 CASES = [
+    ("cosine", 0.1, 2, 1e-6, 1e-5, False, True, 3),  # DeiT's main.py: --cooldown-epochs (10 there)
+    ("cosine", 0.1, 2, 1e-6, 1e-5, False, False, 3),
+    ("cosine", 0.1, 2, 1e-6, 1e-5, True, False, 2),
+    ("cosine", 0.1, 2, 1e-6, 1e-5, True, True, 2),
     ("cosine", 0.1, 2, 1e-5, 1e-6, False, True),   # timm's train.py defaults (DeiT)
     ("cosine", 0.1, 2, 1e-5, 1e-6, False, False),  # --sched-on-updates
     ("cosine", 0.1, 2, 1e-5, 1e-6, True, False),   # --warmup-prefix
@@ -30,12 +34,14 @@ CASES = [
 ]
 
 
-def timm_rates(name, base_lr, warmup, warmup_lr, min_lr, prefix, on_epochs):
+def timm_rates(name, base_lr, warmup, warmup_lr, min_lr, prefix, on_epochs, cooldown=0):
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=base_lr)
-    # timm's num_epochs leaves the warmup out when it is a prefix; cvtrain's train.epochs is the whole run.
-    scheduler, _ = create_scheduler_v2(optimizer, sched=name, num_epochs=EPOCHS - warmup if prefix else EPOCHS,
-                                       warmup_epochs=warmup, warmup_lr=warmup_lr, min_lr=min_lr, warmup_prefix=prefix,
-                                       step_on_epochs=on_epochs, updates_per_epoch=STEPS_PER_EPOCH)
+    # timm's num_epochs leaves out the warmup when it is a prefix, and the cool-down (it trains
+    # num_epochs + cooldown_epochs); cvtrain's train.epochs is the whole run.
+    scheduler, timm_epochs = create_scheduler_v2(optimizer, sched=name, num_epochs=EPOCHS - (warmup if prefix else 0) - cooldown,
+                                                 warmup_epochs=warmup, warmup_lr=warmup_lr, min_lr=min_lr, warmup_prefix=prefix,
+                                                 cooldown_epochs=cooldown, step_on_epochs=on_epochs, updates_per_epoch=STEPS_PER_EPOCH)
+    assert timm_epochs == EPOCHS, f"timm would train {timm_epochs} epochs, not {EPOCHS}"
     rates = []
     for epoch in range(EPOCHS):
         scheduler.step(epoch)
@@ -45,9 +51,10 @@ def timm_rates(name, base_lr, warmup, warmup_lr, min_lr, prefix, on_epochs):
     return rates
 
 
-def cvtrain_rates(probe, name, base_lr, warmup, warmup_lr, min_lr, prefix, on_epochs):
+def cvtrain_rates(probe, name, base_lr, warmup, warmup_lr, min_lr, prefix, on_epochs, cooldown=0):
     out = subprocess.run([probe, name, repr(base_lr), str(STEPS_PER_EPOCH), str(EPOCHS * STEPS_PER_EPOCH), str(warmup), repr(warmup_lr),
-                          repr(min_lr), str(int(prefix)), str(int(on_epochs))], check=True, capture_output=True, text=True).stdout
+                          repr(min_lr), str(int(prefix)), str(int(on_epochs)), str(cooldown)], check=True, capture_output=True,
+                         text=True).stdout
     return [float(line) for line in out.split()]
 
 

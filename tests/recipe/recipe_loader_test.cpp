@@ -625,6 +625,23 @@ TEST_CASE("timm's schedule and evaluation keys: warmup_lr, warmup_prefix, step_o
   CHECK_THAT(problems[1], Catch::Contains("schedule.warmup_lr") && Catch::Contains("above optim.lr 0.1"));
 }
 
+TEST_CASE("schedule.cooldown_epochs: part of train.epochs, cosine only, warned when it leaves the cosine nothing", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", std::string(kMinimal) + "schedule: {warmup_epochs: 5, cooldown_epochs: 10}\n");
+  const Recipe deit = load_recipe(path, no_path_checks({"train.epochs=310"}));
+  CHECK(deit.schedule.cooldown_epochs == 10);
+  CHECK(recipe_warnings(deit).empty());
+  CHECK_THAT(recipe_to_yaml(deit), Catch::Contains("cooldown_epochs: 10"));
+  const auto short_run = recipe_warnings(load_recipe(path, no_path_checks({"train.epochs=15"})));
+  REQUIRE(short_run.size() == 1);
+  CHECK_THAT(short_run[0], Catch::Contains(path + ":3: schedule.cooldown_epochs: 10 and the warmup's 5 leave no epoch of train.epochs 15"));
+  CHECK(recipe_warnings(load_recipe(path, no_path_checks({"train.epochs=15", "schedule.warmup_prefix=false"}))).empty());
+  const auto step = problems_of(path, no_path_checks({"train.epochs=310", "schedule.name=step", "schedule.milestones=[100]"}));
+  REQUIRE(step.size() == 1);
+  CHECK_THAT(step[0], Catch::Contains("schedule.cooldown_epochs: holds the cosine's end (min_lr)") && Catch::Contains("schedule 'step'"));
+  CHECK_THAT(problems_of(path, no_path_checks({"schedule.cooldown_epochs=-1"})).at(0), Catch::Contains("schedule.cooldown_epochs"));
+}
+
 TEST_CASE("train.cuda_graphs picks the fused optimizer and refuses one that decides on the host", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

@@ -14,7 +14,8 @@ LrSchedule::LrSchedule(const ScheduleSpec& spec, double base_lr, int64_t steps_p
       base_lr_(base_lr),
       steps_per_epoch_(steps_per_epoch),
       total_steps_(total_steps),
-      warmup_steps_(std::llround(spec.warmup_epochs * static_cast<double>(steps_per_epoch))) {}
+      warmup_steps_(std::llround(spec.warmup_epochs * static_cast<double>(steps_per_epoch))),
+      cooldown_steps_(std::llround(spec.cooldown_epochs * static_cast<double>(steps_per_epoch))) {}
 
 double LrSchedule::at(int64_t step) const {
   // timm's clock: whole epochs (step_on_epochs, its default) or optimizer updates.
@@ -23,13 +24,15 @@ double LrSchedule::at(int64_t step) const {
   const double t = epochs ? std::floor(static_cast<double>(step) / spe) : static_cast<double>(step);
   const double warmup = epochs ? spec_.warmup_epochs : static_cast<double>(warmup_steps_);
   const double total = epochs ? static_cast<double>(total_steps_) / spe : static_cast<double>(total_steps_);
+  const double cooldown = epochs ? spec_.cooldown_epochs : static_cast<double>(cooldown_steps_);
   if (t < warmup) {
     // timm rises from warmup_lr at t = 0; cvtrain's ramp reaches base_lr on its last step, never starting at zero.
     if (spec_.warmup_lr >= 0) return spec_.warmup_lr + t * ((base_lr_ - spec_.warmup_lr) / warmup);
     return base_lr_ * (t + 1) / warmup;
   }
   const double since = spec_.warmup_prefix ? t - warmup : t;
-  const double length = spec_.warmup_prefix ? total - warmup : total;
+  // The cosine ends `cooldown` before the run does (timm's cycle of --epochs, then --cooldown-epochs at its end).
+  const double length = (spec_.warmup_prefix ? total - warmup : total) - cooldown;
   if (spec_.name == ScheduleKind::kCosine) {
     const double progress = since / std::max(1.0, length);
     if (progress >= 1) return spec_.min_lr;

@@ -1,4 +1,5 @@
-// Learning rate per optimizer step: linear warmup, then cosine decay, step decay or constant.
+// Learning rate per optimizer step: linear warmup, then cosine decay (held at its end for the
+// cool-down), step decay or constant.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@ class LrSchedule {
   int64_t steps_per_epoch_;
   int64_t total_steps_;
   int64_t warmup_steps_;
+  int64_t cooldown_steps_;
 };
 
 // What a resume with another schedule does to the learning rate, when it jumps: "the learning rate

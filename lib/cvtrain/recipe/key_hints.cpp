@@ -121,6 +121,8 @@ constexpr std::array kForeignNames{
     ForeignName{"lr_min", "schedule.min_lr"},
     ForeignName{"decay_epochs", "schedule.milestones"},
     ForeignName{"step_size", "schedule.milestones"},
+    ForeignName{"cooldown",
+                "schedule.cooldown_epochs (part of train.epochs: timm's --epochs 300 --cooldown-epochs 10 is train.epochs 310)"},
     ForeignName{"sched_on_updates", "schedule.step_on_epochs (false is timm's --sched-on-updates)"},
     ForeignName{"beta1", "optim.betas ([beta1, beta2])"},
     ForeignName{"beta2", "optim.betas ([beta1, beta2])"},

@@ -247,6 +247,8 @@ struct ScheduleSpec {
                                    // timm's default, the cosine runs over the whole run, warmup included
   bool step_on_epochs = false;     // the lr changes once per epoch, as timm's default (without --sched-on-updates)
   double min_lr = 0.0;
+  double cooldown_epochs = 0.0;    // cosine: the run's last epochs held at min_lr (timm's --cooldown-epochs, which
+                                   // timm adds to --epochs; here they are part of train.epochs)
   std::vector<double> milestones;  // step: epochs at which lr is multiplied by gamma
   double gamma = 0.1;
 };

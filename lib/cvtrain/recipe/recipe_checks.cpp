@@ -244,6 +244,10 @@ void check_schedule(const Recipe& r, const CrossChecks& check) {
   if (!std::is_sorted(m.begin(), m.end()) || (!m.empty() && m.front() <= 0))
     check.fail("schedule.milestones", "must be positive epochs in increasing order");
   if (r.schedule.name == ScheduleKind::kStep && m.empty()) check.fail("schedule.milestones", "schedule 'step' needs milestones");
+  if (r.schedule.cooldown_epochs > 0 && r.schedule.name != ScheduleKind::kCosine)
+    check.fail(
+        "schedule.cooldown_epochs",
+        fmt::format("holds the cosine's end (min_lr) for the run's last epochs; schedule '{}' has no such end", name_of(r.schedule.name)));
 }
 
 // strategy: auto becomes ddp on several ranks and single on one.
@@ -265,6 +269,12 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
   if (r.schedule.warmup_epochs >= epochs)
     warnings.push_back(fmt::format("{}: {:g} is not shorter than train.epochs {}: the learning rate never reaches optim.lr {:g}",
                                    r.where("schedule.warmup_epochs"), r.schedule.warmup_epochs, r.train.epochs, r.optim.lr));
+  const double warmup_before_decay = r.schedule.warmup_prefix ? r.schedule.warmup_epochs : 0.0;
+  if (r.schedule.cooldown_epochs > 0 && warmup_before_decay + r.schedule.cooldown_epochs >= epochs)
+    warnings.push_back(fmt::format("{}: {:g}{} leave no epoch of train.epochs {} for the cosine to decay over",
+                                   r.where("schedule.cooldown_epochs"), r.schedule.cooldown_epochs,
+                                   warmup_before_decay > 0 ? fmt::format(" and the warmup's {:g}", warmup_before_decay) : "",
+                                   r.train.epochs));
   if (r.schedule.name == ScheduleKind::kStep)
     for (double m : r.schedule.milestones)
       if (m >= epochs)

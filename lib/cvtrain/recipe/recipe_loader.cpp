@@ -516,6 +516,7 @@ const std::vector<Field>& schema() {
       field(KEY(schedule.warmup_prefix)),
       field(KEY(schedule.step_on_epochs)),
       field(KEY(schedule.min_lr), at_least(0)),
+      field(KEY(schedule.cooldown_epochs), at_least(0)),
       field(KEY(schedule.milestones)),
       field(KEY(schedule.gamma), in_range(0, 1)),
       field(KEY(precision)),
