@@ -151,6 +151,24 @@ TEST_CASE("a stacked chart's layers lie on each other and its top edge is their 
   CHECK(high[0].second == Approx(zero - 3 * per_unit).margin(0.2));
 }
 
+TEST_CASE("a stack over a single step is a column of its layers, and a step axis has whole ticks", "[observe]") {
+  ChartSeries lower{"forward", "#111111", {}, {1}};
+  ChartSeries upper{"backward", "#222222", {}, {3}};
+  const std::string svg = stacked_area_chart(ChartFrame{"b", "Breakdown", "step", "s", false, true, true}, {8}, {lower, upper});
+  const std::regex rect("<rect class=\"series\" x=\"[0-9.]+\" y=\"([0-9.]+)\" width=\"[0-9.]+\" height=\"([0-9.]+)\"");
+  std::vector<double> tops, heights;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator(); ++it) {
+    tops.push_back(std::stod((*it)[1]));
+    heights.push_back(std::stod((*it)[2]));
+  }
+  REQUIRE(heights.size() == 2);
+  CHECK(heights[1] == Approx(3 * heights[0]).epsilon(0.02));
+  CHECK(tops[0] == Approx(tops[1] + heights[1]).margin(0.2));  // backward sits on forward
+  CHECK(svg.find(">8<") != std::string::npos);
+  CHECK(svg.find(">7.5<") == std::string::npos);  // no tick between steps
+  CHECK(svg.find(">8.2<") == std::string::npos);
+}
+
 TEST_CASE("a stacked bar chart draws one bar per category, its parts in proportion", "[observe]") {
   ChartSeries compute{"forward", "#111111", {}, {0.3, 0.1}};
   ChartSeries wait{"comm", "#222222", {}, {0.1, 0.3}};

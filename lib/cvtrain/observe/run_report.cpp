@@ -140,7 +140,7 @@ std::string verdict_list(const RunHistory& run) {
 std::string loss_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("train loss", kBlue, column(run.intervals, "step"), column(run.intervals, "loss")),
                              series("validation loss", kOrange, column(run.epochs, "step"), column(run.epochs, "val_loss"), true)};
-  return html_card(line_chart(ChartFrame{"loss", "Loss", "step", "loss", false, false}, s), "train: mean over each logging interval");
+  return html_card(line_chart(ChartFrame{"loss", "Loss", "step", "loss", false, false, true}, s), "train: mean over each logging interval");
 }
 
 std::string accuracy_chart(const RunHistory& run) {
@@ -153,8 +153,8 @@ std::string accuracy_chart(const RunHistory& run) {
 std::string throughput_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("images/s, interval", kBlue, column(run.intervals, "step"), column(run.intervals, "images_per_s")),
                              series("images/s, epoch", kOrange, column(run.epochs, "step"), column(run.epochs, "images_per_s"), true)};
-  return html_card(line_chart(ChartFrame{"throughput", "Throughput (whole job)", "step", "images/s"}, s),
-              "interval: each logging window; epoch: the epoch's images over its training time (evaluation left out)");
+  return html_card(line_chart(ChartFrame{"throughput", "Throughput (whole job)", "step", "images/s", false, true, true}, s),
+                   "interval: each logging window; epoch: the epoch's images over its training time (evaluation left out)");
 }
 
 std::string breakdown_chart(const RunHistory& run) {
@@ -172,9 +172,11 @@ std::string breakdown_chart(const RunHistory& run) {
     kept_x.push_back(x[i]);
     for (size_t p = 0; p < kPhaseCount; ++p) kept[p].y.push_back(layers[p].y[i]);
   }
-  return html_card(stacked_area_chart(ChartFrame{"breakdown", "Where the step time goes (rank 0)", "step", "seconds per step"}, kept_x, kept),
-              "data: waiting for the input pipeline; comm: communication left exposed after backward; other: logging and "
-              "checkpoints between steps");
+  return html_card(
+      stacked_area_chart(ChartFrame{"breakdown", "Where the step time goes (rank 0)", "step", "seconds per step", false, true, true},
+                         kept_x, kept),
+      "data: waiting for the input pipeline; comm: communication left exposed after backward; other: logging and "
+      "checkpoints between steps");
 }
 
 std::string rank_spread_chart(const RunHistory& run) {
@@ -182,8 +184,9 @@ std::string rank_spread_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("slowest rank", kRed, x, column(run.intervals, "rank_own_s_max")),
                              series("median rank", kBlue, x, column(run.intervals, "rank_own_s_median")),
                              series("fastest rank", kGreen, x, column(run.intervals, "rank_own_s_min"))};
-  return html_card(line_chart(ChartFrame{"rank_spread", "Per-rank step time over the run", "step", "own seconds per step", false, false}, s),
-              "each rank's own work per step (communication and waiting for others left out), over ranks");
+  return html_card(
+      line_chart(ChartFrame{"rank_spread", "Per-rank step time over the run", "step", "own seconds per step", false, false, true}, s),
+      "each rank's own work per step (communication and waiting for others left out), over ranks");
 }
 
 std::string rank_bars_chart(const RunHistory& run) {
@@ -233,11 +236,11 @@ std::string memory_chart(const RunHistory& run) {
 std::string learning_rate_chart(const RunHistory& run) {
   std::vector<ChartSeries> s{series("learning rate", kBlue, column(run.intervals, "step"), column(run.intervals, "lr"))};
   if (std::isfinite(max_finite(column(run.intervals, "loss_scale"))))
-    return html_card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "") +
-           html_card(line_chart(ChartFrame{"loss_scale", "fp16 loss scale", "step", "scale"},
-                           {series("loss scale", kOrange, column(run.intervals, "step"), column(run.intervals, "loss_scale"))}),
-                "halved at each overflow, doubled after a run of good steps");
-  return html_card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr"}, s), "");
+    return html_card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr", false, true, true}, s), "") +
+           html_card(line_chart(ChartFrame{"loss_scale", "fp16 loss scale", "step", "scale", false, true, true},
+                                {series("loss scale", kOrange, column(run.intervals, "step"), column(run.intervals, "loss_scale"))}),
+                     "halved at each overflow, doubled after a run of good steps");
+  return html_card(line_chart(ChartFrame{"lr", "Learning rate", "step", "lr", false, true, true}, s), "");
 }
 
 std::string charts(const RunHistory& run) {

@@ -131,6 +131,29 @@ double legend_height(const std::vector<const ChartSeries*>& series) {
   return legend(series, 0, ignored);
 }
 
+// The legend and the svg's end.
+std::string legend_after(const std::vector<const ChartSeries*>& series, double top) {
+  std::string out;
+  legend(series, top, out);
+  return out + "</svg>\n";
+}
+
+// A stack over one x (a run of a single logging interval) has no area to fill: a column of the
+// layers instead, centred on it.
+std::string single_column(double center, const Scale& y, const std::vector<std::vector<double>>& tops,
+                          const std::vector<ChartSeries>& layers) {
+  constexpr double kColumn = 28;
+  std::string out;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const double top = y(tops[l][0]), base = y(l == 0 ? 0.0 : tops[l - 1][0]);
+    if (base - top <= 0) continue;
+    out += fmt::format(
+        "<rect class=\"series\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" fill=\"{}\"><title>{}</title></rect>\n",
+        center - kColumn / 2, top, kColumn, base - top, layers[l].colour, xml_escape(layers[l].name));
+  }
+  return out;
+}
+
 size_t stride_of(size_t n) { return n > kMaxPoints ? (n + kMaxPoints - 1) / kMaxPoints : 1; }
 
 std::string line_path(const ChartSeries& s, const Scale& x, const Scale& y) {
@@ -205,8 +228,7 @@ std::string line_chart(const ChartFrame& frame, const std::vector<ChartSeries>& 
   std::string out = header(frame, height) + y_axis(frame, y, ticks, 64) + x_axis(frame, x, bottom);
   if (shown.empty()) out += no_data(bottom - kPlotHeight / 2);
   for (const ChartSeries* s : shown) out += line_path(*s, x, y);
-  legend(shown, bottom + 56, out);
-  return out + "</svg>\n";
+  return out + legend_after(shown, bottom + 56);
 }
 
 std::string stacked_area_chart(const ChartFrame& frame, const std::vector<double>& x_values, const std::vector<ChartSeries>& layers) {
@@ -226,6 +248,7 @@ std::string stacked_area_chart(const ChartFrame& frame, const std::vector<double
   const Scale y = y_scale(ys, true, bottom, ticks), x = x_scale(xs, 64);
   std::string out = header(frame, height) + y_axis(frame, y, ticks, 64) + x_axis(frame, x, bottom);
   if (n == 0) out += no_data(bottom - kPlotHeight / 2);
+  if (n == 1) return out + single_column(x(x_values[0]), y, tops, layers) + legend_after(shown, bottom + 56);
   for (size_t l = 0; n > 0 && l < layers.size(); ++l) {
     std::string d;
     for (size_t i = 0; i < n; i += stride) d += fmt::format("{}{:.1f},{:.1f} ", i == 0 ? "M" : "L", x(x_values[i]), y(tops[l][i]));
@@ -234,8 +257,7 @@ std::string stacked_area_chart(const ChartFrame& frame, const std::vector<double
     out += fmt::format("<path class=\"series\" d=\"{}Z\" fill=\"{}\" stroke=\"{}\" stroke-width=\"0.5\"><title>{}</title></path>\n", d,
                        layers[l].colour, layers[l].colour, xml_escape(layers[l].name));
   }
-  legend(shown, bottom + 56, out);
-  return out + "</svg>\n";
+  return out + legend_after(shown, bottom + 56);
 }
 
 std::string stacked_bar_chart(const ChartFrame& frame, const std::vector<std::string>& categories, const std::vector<ChartSeries>& layers) {
@@ -278,8 +300,7 @@ std::string stacked_bar_chart(const ChartFrame& frame, const std::vector<std::st
     out += "\n";
   }
   if (categories.empty()) out += no_data(kTop + plot_height / 2 + 4);
-  legend(shown, bottom + 56, out);
-  return out + "</svg>\n";
+  return out + legend_after(shown, bottom + 56);
 }
 
 }  // namespace cvtrain

@@ -24,7 +24,7 @@ struct ChartFrame {
   std::string x_label, y_label;
   bool percent = false;     // y values are fractions, labelled as %
   bool y_from_zero = true;  // else the axis starts near the smallest value
-  bool whole_x = false;     // x counts something whole (epochs): no ticks between integers
+  bool whole_x = false;     // x counts something whole (epochs, steps): no ticks between integers
 };
 
 // Lines of (x, y) points (or scatters: ChartSeries::line); a series with no finite point is left out of the chart and the legend.
