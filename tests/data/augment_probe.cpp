@@ -5,6 +5,9 @@
 //   augment_probe draws POLICY COUNT     one line per sample: "Op:argument" for each op applied
 //   augment_probe erase PROB MODE COUNT SIZE SAMPLES   one line per sample: its boxes "top,left,h,w"
 //   augment_probe jitter STRENGTH COUNT  one line per sample: "Op:factor" in the order applied
+//   augment_probe mix MIXUP CUTMIX PROB SWITCH HEIGHT WIDTH BATCHES
+//                                        one line per batch: "none", "mixup LAMBDA" or
+//                                        "cutmix TOP BOTTOM LEFT RIGHT LAMBDA"
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "cvtrain/core/rng.h"
 #include "cvtrain/data/auto_augment.h"
 #include "cvtrain/data/erasing_plan.h"
+#include "cvtrain/data/mix_plan.h"
 #include "cvtrain/recipe/recipe.h"
 
 using namespace cvtrain;
@@ -91,6 +95,25 @@ int run_erase(double prob, const std::string& mode, int count, int size, int sam
   return 0;
 }
 
+int run_mix(char** args) {
+  AugmentSpec spec;
+  spec.mixup = std::stod(args[0]);
+  spec.cutmix = std::stod(args[1]);
+  spec.mix_prob = std::stod(args[2]);
+  spec.switch_prob = std::stod(args[3]);
+  const int64_t height = std::stoll(args[4]), width = std::stoll(args[5]);
+  const int batches = std::stoi(args[6]);
+  for (int i = 0; i < batches; ++i) {
+    const MixPlan plan = plan_mix(spec, mix_key(4, 0, static_cast<int64_t>(i) * 64), height, width);
+    if (plan.kind == MixKind::kNone) std::cout << "none\n";
+    if (plan.kind == MixKind::kMixup) std::cout << "mixup " << std::setprecision(17) << plan.lambda << "\n";
+    if (plan.kind == MixKind::kCutMix)
+      std::cout << "cutmix " << plan.top << " " << plan.bottom << " " << plan.left << " " << plan.right << " " << std::setprecision(17)
+                << plan.lambda << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,7 +123,10 @@ int main(int argc, char** argv) {
     if (mode == "draws" && argc == 4) return run_draws(argv[2], std::stoi(argv[3]));
     if (mode == "jitter" && argc == 4) return run_jitter(std::stod(argv[2]), std::stoi(argv[3]));
     if (mode == "erase" && argc == 7) return run_erase(std::stod(argv[2]), argv[3], std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6]));
-    std::cerr << "usage: augment_probe ops CASES OUTPUT | draws POLICY COUNT | jitter STRENGTH COUNT | erase PROB MODE COUNT SIZE SAMPLES\n";
+    if (mode == "mix" && argc == 9) return run_mix(argv + 2);
+    std::cerr
+        << "usage: augment_probe ops CASES OUTPUT | draws POLICY COUNT | jitter STRENGTH COUNT | erase PROB MODE COUNT SIZE SAMPLES | "
+           "mix MIXUP CUTMIX PROB SWITCH HEIGHT WIDTH BATCHES\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "augment_probe: " << e.what() << "\n";

@@ -15,28 +15,6 @@ at::Tensor batch_labels() { return at::tensor(std::vector<int64_t>{0, 1, 2, 3, 4
 
 }  // namespace
 
-TEST_CASE("Beta draws have the right mean and spread", "[data]") {
-  double sum = 0, sum_sq = 0;
-  const int n = 4000;
-  for (int k = 0; k < n; ++k) {
-    const double x = beta_sample(1.0, static_cast<uint64_t>(k) * 7919);
-    REQUIRE(x >= 0);
-    REQUIRE(x <= 1);
-    sum += x;
-    sum_sq += x * x;
-  }
-  const double mean = sum / n, variance = sum_sq / n - mean * mean;
-  CHECK(mean == Approx(0.5).margin(0.02));
-  CHECK(variance == Approx(1.0 / 12).margin(0.01));  // Beta(1, 1) is uniform
-  // alpha 0.2 puts most draws near 0 or 1.
-  int extreme = 0;
-  for (int k = 0; k < 1000; ++k) {
-    const double x = beta_sample(0.2, static_cast<uint64_t>(k) + 1);
-    extreme += (x < 0.1 || x > 0.9) ? 1 : 0;
-  }
-  CHECK(extreme > 600);
-}
-
 TEST_CASE("Mixup blends each image with the reversed batch, targets likewise", "[data]") {
   AugmentSpec augment;
   augment.mixup = 0.8;

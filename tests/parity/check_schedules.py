@@ -5,14 +5,13 @@ with step(epoch), per update with step_update(updates)); the learning rate of ev
 
     check_schedules.py --probe build/tests/schedule_probe
 """
-import argparse
 import subprocess
 import sys
 
 import torch
 from timm.scheduler import create_scheduler_v2
 
-from outcome import finish
+from outcome import finish, probe_path
 
 TOLERANCE = 1e-12  # relative: the same formulas, a rounding apart where the operations are ordered differently
 STEPS_PER_EPOCH = 7
@@ -59,12 +58,10 @@ def cvtrain_rates(probe, name, base_lr, warmup, warmup_lr, min_lr, prefix, on_ep
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--probe", required=True)
-    args = parser.parse_args()
+    probe = probe_path(__doc__)
     failures = []
     for case in CASES:
-        ours, theirs = cvtrain_rates(args.probe, *case), timm_rates(*case)
+        ours, theirs = cvtrain_rates(probe, *case), timm_rates(*case)
         worst = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(ours, theirs))
         first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if abs(a - b) > TOLERANCE * max(abs(b), 1e-30)), None)
         print(f"{case}: {len(ours)} steps, largest relative difference {worst:.1e}")

@@ -1,10 +1,13 @@
 // Mixup and CutMix on a device batch, with timm's semantics (one mixing factor per batch, the
-// batch mixed with itself reversed, label smoothing folded into the soft targets).
+// batch mixed with itself reversed, label smoothing folded into the soft targets). What each batch
+// gets is planned by data/mix_plan.h.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+
+#include "cvtrain/data/mix_plan.h"
 
 namespace cvtrain {
 
@@ -16,17 +19,9 @@ struct MixedBatch {
   double lambda = 1;   // weight of the unreversed batch (after CutMix, the area actually kept)
 };
 
-bool mixing_enabled(const AugmentSpec& augment);
-
 // `key` fixes every random decision (whether to mix, which of Mixup and CutMix, lambda, box), so
 // the mixing is as reproducible as the per-sample augmentation.
 MixedBatch mix_batch(const at::Tensor& images, const at::Tensor& labels, int64_t num_classes, const AugmentSpec& augment,
                      uint64_t key);
-
-// The key of one micro-batch's mixing: its seed, epoch and first sample, on a stream of its own.
-uint64_t mix_key(uint64_t seed, int64_t epoch, int64_t first_sample);
-
-// A Beta(alpha, alpha) draw from two Gamma draws (Marsaglia-Tsang), driven by `key`.
-double beta_sample(double alpha, uint64_t key);
 
 }  // namespace cvtrain
