@@ -8,6 +8,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/json_reader.h"
+#include "cvtrain/observe/report_html.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/observe/run_report.h"
 #include "cvtrain/observe/svg_chart.h"
@@ -181,6 +182,12 @@ TEST_CASE("a stacked bar chart draws one bar per category, its parts in proporti
   REQUIRE(widths.size() == 4);
   CHECK(widths[0] == Approx(3 * widths[1]).epsilon(0.02));
   CHECK(widths[0] + widths[1] == Approx(widths[2] + widths[3]).epsilon(0.02));
+}
+
+TEST_CASE("a tile's detail wraps a long recipe key at its dots, escaped, and leaves numbers whole", "[observe]") {
+  const std::string tile = html_tile("best top1", "81.50%", "trial-0005: optim.lr=0.0394 augment.label_smoothing=0.0 <x>");
+  CHECK_THAT(tile, Catch::Contains("optim.<wbr>lr=0.0394 augment.<wbr>label_smoothing=0.0 &lt;x&gt;"));
+  CHECK(tile.find("0.<wbr>") == std::string::npos);
 }
 
 TEST_CASE("the report page holds every section, escapes what it shows and fetches nothing", "[observe]") {

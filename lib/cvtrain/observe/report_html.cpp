@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/version.h"
 
@@ -38,13 +40,27 @@ h3 { font-size: 15px; margin: 8px 0; }
 .bar { display: block; height: 10px; background: #4c78a8; border-radius: 2px; }
 )";
 
+// `text` escaped, with a line-break chance after each dot that ends a word ("augment.<wbr>label_smoothing"),
+// so that a long recipe key wraps at its sections rather than mid-word; numbers keep their dots.
+std::string breakable_at_keys(const std::string& text) {
+  const std::string escaped = xml_escape(text);
+  std::string out;
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    out += escaped[i];
+    if (escaped[i] == '.' && i > 0 && std::isalpha(static_cast<unsigned char>(escaped[i - 1])) && i + 1 < escaped.size() &&
+        std::isalpha(static_cast<unsigned char>(escaped[i + 1])))
+      out += "<wbr>";
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* report_style() { return kStyle; }
 
 std::string html_tile(const std::string& label, const std::string& value, const std::string& detail) {
   return fmt::format("<div class=\"tile\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"detail\">{}</div></div>\n",
-                     xml_escape(label), xml_escape(value), xml_escape(detail));
+                     xml_escape(label), xml_escape(value), breakable_at_keys(detail));
 }
 
 std::string html_card(const std::string& svg, const std::string& caption) {
