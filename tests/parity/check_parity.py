@@ -7,8 +7,14 @@ the reference's own key names; cvtrain's model_probe loads that file strictly, r
 in eval mode and then forward + backward in training mode. Logits, every parameter gradient and
 the BatchNorm buffers after the step must match in fp32 on the CPU.
 
+With --image-sizes, a ViT's 224-pixel weights are loaded at each other size instead: timm's own
+way (create_model(..., img_size=S) with the file, its checkpoint filter resampling pos_embed)
+against cvtrain's model.pretrained at model.image_size S, so the resampled position embedding is
+compared through the logits and gradients it gives.
+
     check_parity.py --probe build/tests/model_probe --arch resnet50
     check_parity.py --probe ... --exported model.safetensors --arch convnext_tiny --num-classes 10
+    check_parity.py --probe ... --arch vit_base_patch16_224 --image-sizes 160 288
 """
 import argparse
 import os
@@ -25,8 +31,9 @@ LOGITS_TOLERANCE = 1e-4   # absolute, on logits of order 1
 GRAD_TOLERANCE = 1e-4     # relative to the largest gradient of each tensor
 
 
-def reference_model(arch, num_classes, weights_file=None):
-    """The reference model; with weights_file, loaded the way each library documents it."""
+def reference_model(arch, num_classes, weights_file=None, image_size=None):
+    """The reference model; with weights_file, loaded the way each library documents it (timm's at
+    `image_size`, when given)."""
     if arch == "resnet50":
         import torchvision
         model = torchvision.models.resnet50(num_classes=num_classes)
@@ -34,9 +41,10 @@ def reference_model(arch, num_classes, weights_file=None):
             model.load_state_dict(load_file(weights_file))
         return model
     import timm
+    size = dict(img_size=image_size) if image_size else {}
     if weights_file:
         return timm.create_model(arch, pretrained=True, num_classes=num_classes,
-                                 pretrained_cfg_overlay=dict(file=weights_file, num_classes=num_classes))
+                                 pretrained_cfg_overlay=dict(file=weights_file, num_classes=num_classes), **size)
     return timm.create_model(arch, num_classes=num_classes)
 
 
@@ -111,9 +119,9 @@ def compare(reference, cvtrain, label):
     return failures
 
 
-def inputs_for(folder, num_classes, seed):
+def inputs_for(folder, num_classes, seed, size=224):
     generator = torch.Generator().manual_seed(seed)
-    images = torch.randn(2, 3, 224, 224, generator=generator)
+    images = torch.randn(2, 3, size, size, generator=generator)
     loss_weights = torch.randn(2, num_classes, generator=generator)
     path = os.path.join(folder, "inputs.safetensors")
     save_file({"images": images, "loss_weights": loss_weights}, path)
@@ -135,6 +143,22 @@ def check_fresh_weights(args, folder):
     return failures
 
 
+def check_resized(args, folder):
+    """224-pixel weights at other sizes: timm's resampled position embedding against cvtrain's."""
+    torch.manual_seed(args.seed)
+    model = reference_model(args.arch, 1000)
+    make_trained_looking(model, args.seed)
+    weights = os.path.join(folder, "weights.safetensors")
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
+    failures = []
+    for size in args.image_sizes:
+        reference_at_size = reference_model(args.arch, 1000, weights, size)
+        images, loss_weights, inputs = inputs_for(folder, 1000, args.seed, size)
+        reference = run_reference(reference_at_size, images, loss_weights)
+        failures += compare(reference, run_probe(args.probe, args.arch, weights, inputs, folder), f"{args.arch} at {size} px")
+    return failures
+
+
 def check_exported(args, folder):
     """A file `cvtrain export` wrote loads into the reference as its docs say and computes what
     cvtrain computes."""
@@ -150,11 +174,17 @@ def main():
     parser.add_argument("--arch", required=True, choices=sorted(CVTRAIN_ARCH))
     parser.add_argument("--exported", help="check a file written by `cvtrain export` instead of fresh weights")
     parser.add_argument("--num-classes", type=int, default=1000, help="class count of the exported model")
+    parser.add_argument("--image-sizes", type=int, nargs="+", help="ViT: load the 224-pixel weights at these sizes")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory() as folder:
-        failures = check_exported(args, folder) if args.exported else check_fresh_weights(args, folder)
+        if args.exported:
+            failures = check_exported(args, folder)
+        elif args.image_sizes:
+            failures = check_resized(args, folder)
+        else:
+            failures = check_fresh_weights(args, folder)
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures[:20]))
         return 1

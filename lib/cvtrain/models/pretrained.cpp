@@ -34,15 +34,16 @@ bool is_head(const std::string& name, const std::string& last_parameter) {
 
 std::string shape_text(const at::Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
 
-// [1, 1 + n*n, D] -> [1, 1 + m*m, D]: the class token's row kept, the n x n grid resized bicubically
-// to m x m, as timm's resample_abs_pos_embed does.
+// [1, 1 + n*n, D] -> [1, 1 + m*m, D]: the class token's row kept, the n x n grid resized to m x m
+// as timm's resample_abs_pos_embed does when it loads weights at another size: bicubic with
+// antialias (PyTorch's Pillow-style kernel, a = -0.5, widened when it shrinks), in fp32.
 at::Tensor resize_position_embedding(const at::Tensor& source, const at::Tensor& target) {
   const int64_t width = source.size(2);
   const auto n = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(source.size(1) - 1))));
   const auto m = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(target.size(1) - 1))));
   if (n * n + 1 != source.size(1) || m * m + 1 != target.size(1) || width != target.size(2)) return at::Tensor();
   const at::Tensor grid = source.narrow(1, 1, n * n).reshape({1, n, n, width}).permute({0, 3, 1, 2}).to(at::kFloat);
-  const at::Tensor resized = at::upsample_bicubic2d(grid, {m, m}, /*align_corners=*/false);
+  const at::Tensor resized = at::_upsample_bicubic2d_aa(grid, {m, m}, /*align_corners=*/false);
   return at::cat({source.narrow(1, 0, 1).to(at::kFloat), resized.permute({0, 2, 3, 1}).reshape({1, m * m, width})}, 1);
 }
 
