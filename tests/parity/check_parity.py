@@ -128,13 +128,19 @@ def inputs_for(folder, num_classes, seed, size=224):
     return images, loss_weights, path
 
 
-def check_fresh_weights(args, folder):
-    """Reference weights into cvtrain: same logits and gradients, also with grad checkpointing."""
+def saved_reference(args, folder):
+    """A reference model with trained-looking weights, and the safetensors file they are saved in."""
     torch.manual_seed(args.seed)
     model = reference_model(args.arch, 1000)
     make_trained_looking(model, args.seed)
     weights = os.path.join(folder, "weights.safetensors")
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
+    return model, weights
+
+
+def check_fresh_weights(args, folder):
+    """Reference weights into cvtrain: same logits and gradients, also with grad checkpointing."""
+    model, weights = saved_reference(args, folder)
     images, loss_weights, inputs = inputs_for(folder, 1000, args.seed)
     reference = run_reference(model, images, loss_weights)
     failures = compare(reference, run_probe(args.probe, args.arch, weights, inputs, folder), args.arch)
@@ -145,11 +151,7 @@ def check_fresh_weights(args, folder):
 
 def check_resized(args, folder):
     """224-pixel weights at other sizes: timm's resampled position embedding against cvtrain's."""
-    torch.manual_seed(args.seed)
-    model = reference_model(args.arch, 1000)
-    make_trained_looking(model, args.seed)
-    weights = os.path.join(folder, "weights.safetensors")
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
+    _, weights = saved_reference(args, folder)
     failures = []
     for size in args.image_sizes:
         reference_at_size = reference_model(args.arch, 1000, weights, size)
