@@ -6,14 +6,13 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/failure_log.h"
-#include "cvtrain/train/trainer.h"
 
 namespace cvtrain {
 
-TrainSummary recording_failure(const std::string& output, int rank, const std::function<TrainSummary()>& start) {
+void recording_failure(const std::string& output, int rank, const std::function<void()>& start) {
   const std::string who = fmt::format("rank {}", rank);
   try {
-    return start();
+    start();
   } catch (const Stopped&) {
     throw;
   } catch (const c10::Error& e) {

@@ -7,11 +7,9 @@
 
 namespace cvtrain {
 
-struct TrainSummary;
-
 // Runs `start`; what it throws, but a stop on request, is recorded as "rank R"'s failure in
 // `output`, then thrown on. Call it once the run folder is this run's (a refused second run must
 // not write into the first's).
-TrainSummary recording_failure(const std::string& output, int rank, const std::function<TrainSummary()>& start);
+void recording_failure(const std::string& output, int rank, const std::function<void()>& start);
 
 }  // namespace cvtrain

@@ -288,7 +288,9 @@ void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, th
 
 TrainSummary train(const Recipe& recipe, const RankInfo& rank) {
   Trainer trainer(recipe, rank);  // from here the run folder is this run's: a failure is recorded there
-  return recording_failure(recipe.output, rank.rank, [&trainer] { return trainer.run(); });
+  TrainSummary summary;
+  recording_failure(recipe.output, rank.rank, [&] { summary = trainer.run(); });
+  return summary;
 }
 
 int visible_cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
