@@ -332,8 +332,9 @@ TEST_CASE("storage faults: a blocked checkpoint folder fails before training, a 
 TEST_CASE("a second run into a folder a run is using is refused, naming the first, and touches nothing", "[e2e]") {
   TempDir dir;
   const std::string common = " data.max_samples=1280 data.val= train.global_batch=64 train.epochs=30 train.log_every=1 output=" + dir.file("run");
-  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " > first.log 2>&1 &\nFIRST=$!\n"
-                        "for i in $(seq 600); do grep -q 'step 1/' first.log && break; sleep 0.1; done\n"
+  const std::string first_log = dir.file("first.log");
+  const Run run = shell("$CVTRAIN --recipe $RECIPE" + common + " > " + first_log + " 2>&1 &\nFIRST=$!\n"
+                        "for i in $(seq 600); do grep -q 'step 1/' " + first_log + " && break; sleep 0.1; done\n"
                         "$CVTRAIN --recipe $RECIPE" + common + "; echo \"second: $?\"\n"
                         "kill $FIRST; wait $FIRST; echo \"first: $?\"",
                         dir);

@@ -1,7 +1,7 @@
 // `cvtrain report` end to end: a two-rank run's page and a sweep's page opened in Debian's headless
 // Chromium, whose own layout says every chart has its size and its marks, and whose screenshots
 // show them in their colours. The screenshots are kept as report-screenshot.png and
-// sweep-report-screenshot.png in the test's working folder.
+// sweep-report-screenshot.png in the build's tests/ folder, wherever the suite is run from.
 #include "torch_catch.h"
 
 #include <fmt/format.h>
@@ -91,14 +91,16 @@ void check_drawn(const std::map<std::string, ChartLayout>& charts, const std::ve
   }
 }
 
-// A screenshot of the page at `page`, decoded; kept as `keep` in the test's working folder.
+// A screenshot of the page at `page`, decoded; kept as `keep` in the build's tests/ folder (never in
+// the folder the suite happens to run in, which may be the source tree).
 cvtrain::Image screenshot(const TempDir& dir, const std::string& page, int width, int height, const std::string& keep) {
   const cvtrain::testing::Run shot = shell(browser(dir) + fmt::format("--window-size={},{} --screenshot=", width, height) +
                                                dir.file("shot.png") + " file://" + page + " 2>&1",
                                            dir);
   REQUIRE(shot.exit_code == 0);
-  std::filesystem::copy_file(dir.file("shot.png"), keep, std::filesystem::copy_options::overwrite_existing);
-  return cvtrain::decode_image(read_bytes(dir.file("shot.png")), keep);
+  const std::string kept = std::string(CVTRAIN_TEST_BINARY_DIR) + "/" + keep;
+  std::filesystem::copy_file(dir.file("shot.png"), kept, std::filesystem::copy_options::overwrite_existing);
+  return cvtrain::decode_image(read_bytes(dir.file("shot.png")), kept);
 }
 
 }  // namespace
