@@ -32,10 +32,17 @@ install_apt_packages() {
   local missing
   missing=$(missing_apt_packages)
   [ -z "$missing" ] && return
-  echo "setup: installing Debian packages: $missing"
-  $SUDO apt-get update -qq
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+  echo "setup: installing Debian packages:" $missing
+  # dpkg prints hundreds of lines even with -qq: they go to a log, shown only when apt fails.
+  local log="${TMPDIR:-/tmp}/cvtrain-setup-apt.log"
+  # shellcheck disable=SC2086
+  if ! { $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing; } > "$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "setup: apt-get failed (the whole output is in $log)" >&2
+    exit 1
+  fi
 }
 
 install_torch_venv() {
