@@ -43,7 +43,9 @@ struct ClassTally {
   }
   ClassCounts summed(Communicator& comm) {
     comm.all_reduce_sum(per_class, "evaluation per-class all-reduce");
-    ClassCounts counts{as_vector(per_class[0]), as_vector(per_class[1])};
+    ClassCounts counts;
+    counts.samples = as_vector(per_class[0]);
+    counts.hits = as_vector(per_class[1]);
     if (confusion.defined()) {
       comm.all_reduce_sum(confusion, "evaluation confusion all-reduce");
       counts.outputs = outputs;
