@@ -47,8 +47,10 @@ const CLI::Validator& not_negative();
 // Refuses an output file not named FILE.extension (lower case given), saying `what` it is.
 CLI::Validator file_named(const std::string& extension, const std::string& what);
 
-// train (also the top level), check, models, launch, eval, export, preflight.
+// train (also the top level), check, models, launch, preflight.
 std::vector<Command> add_training_commands(CLI::App& app, int argc, char** argv);
+// eval, export, predict.
+std::vector<Command> add_weights_commands(CLI::App& app, int argc, char** argv);
 // data pack, inspect, bench, preview.
 std::vector<Command> add_data_commands(CLI::App& app);
 // report, sweep.

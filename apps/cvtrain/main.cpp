@@ -1,5 +1,5 @@
 // cvtrain's command line: CLI11 lives only in apps/. The subcommands are registered by
-// training_commands.cpp, data_commands.cpp and results_commands.cpp; here the command line is parsed,
+// training_commands.cpp, weights_commands.cpp, data_commands.cpp and results_commands.cpp; here the command line is parsed,
 // the chosen one runs, and errors become exit codes (recipe mistakes 2, runtime failures 1, a stop 75).
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
@@ -24,6 +24,7 @@ constexpr const char* kDescription =
     "  cvtrain data pack SRC DST | inspect PATH | bench PATH     dataset shards, contents and input-pipeline speed\n"
     "  cvtrain eval --recipe FILE [--checkpoint DIR | --weights F] top-1, top-5 and loss on data.val\n"
     "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
+    "  cvtrain predict --checkpoint DIR IMAGE|FOLDER ...         each image's top classes and probabilities\n"
     "  cvtrain report RUN|SWEEP [--out FILE.html]                one HTML page: curves, step breakdown, ranks, verdicts\n"
     "  cvtrain preflight --recipe FILE [KEY=VALUE ...]           measure ranks, links and input pipeline before training\n"
     "  cvtrain sweep --recipe FILE [--space S.yaml]              trials over a search space (grid, random, TPE; ASHA)\n"
@@ -81,7 +82,8 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("cvtrain ") + cvtrain::kVersion);
   app.footer("Recipe keys and their defaults are listed in README.md; `cvtrain check` prints every key of a recipe.");
   std::vector<cvtrain::cli::Command> commands = cvtrain::cli::add_training_commands(app, argc, argv);
-  for (auto added : {cvtrain::cli::add_data_commands(app), cvtrain::cli::add_results_commands(app)})
+  for (auto added :
+       {cvtrain::cli::add_weights_commands(app, argc, argv), cvtrain::cli::add_data_commands(app), cvtrain::cli::add_results_commands(app)})
     commands.insert(commands.end(), added.begin(), added.end());
   app.require_subcommand(0, 1);
   try {

@@ -1,9 +1,8 @@
-// The commands that run a recipe's ranks or read its checkpoints: train (also the top level),
-// check, models, launch, eval, export and preflight.
+// The commands that run a recipe's ranks: train (also the top level), check, models, launch and
+// preflight.
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,12 +18,9 @@
 #include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/recipe/sweep_space.h"
-#include "cvtrain/train/export.h"
 #include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_builder.h"
-#include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/trainer.h"
-#include "cvtrain/train/weights_evaluation.h"
 
 namespace cvtrain::cli {
 namespace {
@@ -138,76 +134,6 @@ Command add_launch_command(CLI::App& app) {
           }};
 }
 
-struct EvalArgs {
-  RecipeArgs recipe;
-  EvalRequest request;
-  std::string out;
-};
-
-// The job's ranks, launched as training would launch them, evaluate and stop; rank 0 prints the
-// figures and writes them as JSON.
-int run_eval(const EvalArgs& args, int argc, char** argv) {
-  return as_rank_or_launcher(args.recipe, argc, argv, [&args](const Recipe& recipe, const std::optional<RankInfo>& rank) {
-    const EvalReport report = evaluate_weights(recipe, rank_of_process(rank, recipe.distributed), args.request);
-    if (rank && rank->rank != 0) return 0;
-    const std::string out = args.out.empty() ? (std::filesystem::path(recipe.output) / "eval.json").string() : args.out;
-    const std::filesystem::path folder = std::filesystem::path(out).parent_path();
-    if (!folder.empty()) std::filesystem::create_directories(folder);
-    write_file_atomically(out, eval_report_json(report, recipe));
-    std::printf("%s\n", eval_report_line(report, recipe).c_str());
-    log::info("written to {}", out);
-    return 0;
-  });
-}
-
-Command add_eval_command(CLI::App& app, int argc, char** argv) {
-  auto args = std::make_shared<EvalArgs>();
-  auto* cmd = app.add_subcommand("eval",
-                                 "Evaluate weights on data.val without training, as timm's validate.py: top-1, top-5 and loss over every\n"
-                                 "sample once, on the recipe's ranks and strategy, at model.image_size, data.eval_crop_fraction and\n"
-                                 "data.eval_interpolation (override them to evaluate at another resolution, crop or filter: timm's ViT,\n"
-                                 "DeiT and ConvNeXt weights were scored bicubic). Prints the figures and writes them to OUTPUT/eval.json");
-  add_recipe_args(*cmd, args->recipe, true);
-  auto* checkpoint_option =
-      cmd->add_option("--checkpoint", args->request.checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)");
-  cmd->add_option("--weights", args->request.weights, "A safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt) key "
-                                                      "names, e.g. from `cvtrain export` (default: model.pretrained)")
-      ->check(CLI::ExistingFile)->excludes(checkpoint_option);
-  cmd->add_flag("--ema", args->request.ema, "The checkpoint's train.ema weight average instead of its raw weights")->needs(checkpoint_option);
-  cmd->add_option("--batch", args->request.batch, "Images per rank and forward pass (default: train.micro_batch, 64 when auto)")
-      ->check(CLI::Range(1, 65536));
-  cmd->add_option("--out,-o", args->out, "The JSON file (default: OUTPUT/eval.json)");
-  return {cmd, [args, argc, argv] { return run_eval(*args, argc, argv); }};
-}
-
-struct ExportArgs {
-  std::string checkpoint, out, dtype = "keep";
-  bool ema = false;
-};
-
-int run_export(const ExportArgs& args) {
-  const ExportResult result = export_weights(args.checkpoint, args.out, args.dtype, args.ema);
-  log::info("{}: {} tensors, {:.1f} M values of {}{} (step {}) written to {}", result.checkpoint, result.tensors,
-            static_cast<double>(result.values) / 1e6, result.arch, result.ema ? "'s weight average" : "", result.step, args.out);
-  std::cout << loading_hint(result, args.out) << "\n";
-  return 0;
-}
-
-Command add_export_command(CLI::App& app) {
-  auto args = std::make_shared<ExportArgs>();
-  auto* cmd = app.add_subcommand(
-      "export", "Write a checkpoint's weights as one safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt)\n"
-                "key names, which those libraries load without edits; prints the Python lines that load it");
-  cmd->add_option("checkpoint", args->checkpoint, "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)")->required();
-  cmd->add_option("--out,-o", args->out, "Output .safetensors file")
-      ->check(file_named(".safetensors", "the weights are written as safetensors (torch.load cannot read them)"))
-      ->required();
-  cmd->add_option("--dtype", args->dtype, "keep | fp32 | bf16 | fp16 (floating tensors; integer buffers keep theirs)")
-      ->check(CLI::IsMember({"keep", "fp32", "bf16", "fp16"}))->capture_default_str();
-  cmd->add_flag("--ema", args->ema, "The weight average of train.ema instead of the raw weights");
-  return {cmd, [args] { return run_export(*args); }};
-}
-
 // The job's ranks, launched as training would launch them, measure and stop.
 int run_preflight_only(const RecipeArgs& args, int argc, char** argv) {
   return as_rank_or_launcher(args, argc, argv, [](const Recipe& loaded, const std::optional<RankInfo>& rank) {
@@ -235,8 +161,6 @@ std::vector<Command> add_training_commands(CLI::App& app, int argc, char** argv)
   commands.push_back(add_check_command(app));
   commands.push_back(add_models_command(app));
   commands.push_back(add_launch_command(app));
-  commands.push_back(add_eval_command(app, argc, argv));
-  commands.push_back(add_export_command(app));
   commands.push_back(add_preflight_command(app, argc, argv));
   return commands;
 }

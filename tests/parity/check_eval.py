@@ -11,7 +11,6 @@ with data.eval_interpolation bicubic the same as Resize(..., BICUBIC), as DeiT a
 
     check_eval.py --cvtrain build/apps/cvtrain
 """
-import argparse
 import json
 import math
 import os
@@ -27,7 +26,7 @@ import torchvision.transforms as T
 from PIL import Image
 from safetensors.torch import save_file
 
-from outcome import finish
+from outcome import cvtrain_path, finish
 
 CLASSES, SIZE, CROP = 6, 64, 0.9
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -113,9 +112,7 @@ output: {os.path.join(tmp, f'run_{ranks}_{interpolation}')}
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cvtrain", required=True)
-    args = parser.parse_args()
+    cvtrain = cvtrain_path(__doc__)
     failures = []
     with tempfile.TemporaryDirectory(prefix="cvtrain_eval_") as tmp:
         root = os.path.join(tmp, "images")
@@ -140,7 +137,7 @@ def main():
         for ranks, interpolation in ((1, "bilinear"), (2, "bilinear"), (1, "bicubic")):
             reference, case = references[interpolation][0], f"{ranks} rank(s), {interpolation}"
             out = os.path.join(tmp, f"eval_{ranks}_{interpolation}.json")
-            run = subprocess.run([args.cvtrain, "eval", "--recipe", recipe(tmp, root, ranks, interpolation), "--weights", weights, "--out", out],
+            run = subprocess.run([cvtrain, "eval", "--recipe", recipe(tmp, root, ranks, interpolation), "--weights", weights, "--out", out],
                                  capture_output=True, text=True)
             if run.returncode != 0:
                 failures.append(f"{case}: cvtrain eval exited {run.returncode}: {run.stderr[-2000:]}")
@@ -159,7 +156,7 @@ def main():
             if abs(mine["loss"] - reference["loss"]) > LOSS_TOLERANCE * reference["loss"]:
                 failures.append(f"{case}: loss {mine['loss']!r}, torchvision {reference['loss']!r}")
         # A head for another class count would evaluate noise: an error naming the file, not a result.
-        other = subprocess.run([args.cvtrain, "eval", "--recipe", recipe(tmp, root, 1), "--weights", weights, f"model.num_classes={CLASSES + 1}"],
+        other = subprocess.run([cvtrain, "eval", "--recipe", recipe(tmp, root, 1), "--weights", weights, f"model.num_classes={CLASSES + 1}"],
                                capture_output=True, text=True)
         if other.returncode != 1 or "its classifier head (fc.weight, fc.bias)" not in other.stderr:
             failures.append(f"model.num_classes={CLASSES + 1}: exit {other.returncode}, {other.stderr[-500:]!r}")

@@ -1,4 +1,4 @@
-"""What the parity checks share: the probe argument they start from, and their ending: each
+"""What the parity checks share: the probe or cvtrain argument they start from, and their ending: each
 failure on a line, then ok or the count, and the exit status CTest reads."""
 import argparse
 
@@ -8,6 +8,13 @@ def probe_path(doc):
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--probe", required=True)
     return parser.parse_args().probe
+
+
+def cvtrain_path(doc):
+    """The --cvtrain PROGRAM a check of the command line is given (`doc`: the --help text)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cvtrain", required=True)
+    return parser.parse_args().cvtrain
 
 
 def finish(failures):

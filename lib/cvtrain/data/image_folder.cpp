@@ -133,6 +133,11 @@ void note_left_out(const std::string& root, const LeftOut& left_out) {
 
 }  // namespace
 
+std::vector<std::string> image_files_under(const std::string& folder) {
+  LeftOut left_out;
+  return class_images(folder, left_out);
+}
+
 std::vector<std::string> image_folder_classes(const std::string& root) {
   std::vector<std::string> hidden;
   return class_folders(root, hidden);

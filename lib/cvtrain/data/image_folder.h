@@ -30,6 +30,10 @@ class ImageFolderDataset : public Dataset {
 // (dot-named) folders, which are left out; throws Error for none.
 std::vector<std::string> image_folder_classes(const std::string& root);
 
+// The image files under `folder` at any depth, in the order ImageFolder lists a class folder's
+// (torchvision's), dot-named folders and files left out.
+std::vector<std::string> image_files_under(const std::string& folder);
+
 // Keeps every k-th of the samples so that `limit` remain (data.max_samples), in order: every class
 // of a class-ordered set stays present. `limit` <= 0 or above the count keeps all.
 void keep_spread(std::vector<std::string>& files, std::vector<int64_t>& labels, int64_t limit);

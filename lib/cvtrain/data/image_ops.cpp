@@ -90,14 +90,6 @@ void blend_from(const std::vector<uint8_t>& degenerate, PixelView image, double 
 // convert("L"): ITU-R 601-2 luma in 16-bit fixed point.
 uint8_t luma(const uint8_t* rgb) { return static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16); }
 
-std::vector<uint8_t> gray_levels(PixelView image) {
-  const int64_t pixels = static_cast<int64_t>(image.width) * image.height;
-  std::vector<uint8_t> gray(static_cast<size_t>(pixels));
-  for (int64_t p = 0; p < pixels; ++p)
-    gray[static_cast<size_t>(p)] = image.channels >= 3 ? luma(image.data + p * image.channels) : image.data[p * image.channels];
-  return gray;
-}
-
 // ImageFilter.SMOOTH, (1 1 1 / 1 5 1 / 1 1 1) / 13, each weight a float; the border is copied.
 std::vector<uint8_t> smoothed(PixelView image) {
   std::vector<uint8_t> out(image.data, image.data + image.size());
@@ -282,6 +274,14 @@ float box_radius_for(float radius, int passes) {
 }
 
 }  // namespace
+
+std::vector<uint8_t> gray_levels(PixelView image) {
+  const int64_t pixels = static_cast<int64_t>(image.width) * image.height;
+  std::vector<uint8_t> gray(static_cast<size_t>(pixels));
+  for (int64_t p = 0; p < pixels; ++p)
+    gray[static_cast<size_t>(p)] = image.channels >= 3 ? luma(image.data + p * image.channels) : image.data[p * image.channels];
+  return gray;
+}
 
 void auto_contrast(PixelView image) { per_channel_lut(image, auto_contrast_lut); }
 

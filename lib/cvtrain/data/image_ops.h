@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace cvtrain {
 
@@ -38,6 +39,10 @@ void affine_transform(PixelView image, const double matrix[6], Resample resample
 // Image.rotate(degrees) about the centre, counter-clockwise, without expanding the canvas; 180
 // degrees (and 90 or 270 on a square) are Pillow's exact transposes.
 void rotate(PixelView image, double degrees, Resample resample, const uint8_t* fill);
+
+// Image.convert("L"): one gray level per pixel, ITU-R 601-2 luma of RGB in Pillow's 16-bit fixed
+// point; a gray image's own first channel.
+std::vector<uint8_t> gray_levels(PixelView image);
 
 // ImageFilter.GaussianBlur(radius): three extended box blurs per direction.
 void gaussian_blur(PixelView image, double radius);

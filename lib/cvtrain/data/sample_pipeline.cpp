@@ -107,7 +107,7 @@ BadSamples::BadSamples(std::string what, size_t dataset_size, double max_fractio
 
 void BadSamples::record(size_t index, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!bad_.insert(index).second) return;
+  if (!bad_.emplace(index, reason).second) return;
   log::warn("{}: skipping unusable sample: {}", what_, reason);
   if (bad_.size() <= kReasonsShown) first_reasons_ += fmt::format("\n  {}", reason);
   const double fraction = static_cast<double>(bad_.size()) / static_cast<double>(dataset_size_);
@@ -125,6 +125,12 @@ bool BadSamples::contains(size_t index) const {
 size_t BadSamples::count() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return bad_.size();
+}
+
+std::string BadSamples::reason(size_t index) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = bad_.find(index);
+  return found == bad_.end() ? std::string() : found->second;
 }
 
 size_t prepare_sample(const Dataset& dataset, size_t index, const SampleTransform& t, BadSamples* bad, uint8_t* out,

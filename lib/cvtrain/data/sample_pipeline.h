@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -27,13 +27,15 @@ class BadSamples {
   void record(size_t index, const std::string& reason);
   bool contains(size_t index) const;
   size_t count() const;
+  // Why sample `index` was unusable; "" for a usable one.
+  std::string reason(size_t index) const;
 
  private:
   std::string what_;
   size_t dataset_size_;
   double max_fraction_;
   mutable std::mutex mutex_;
-  std::set<size_t> bad_;
+  std::map<size_t, std::string> bad_;  // index: why
   std::string first_reasons_;
 };
 

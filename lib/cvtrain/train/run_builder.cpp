@@ -420,20 +420,25 @@ TrainingRun open_parts(const Recipe& recipe, const RankInfo& rank, RunData (*ope
   return run;
 }
 
+// The model on the device in its layout, for run.data.channels.
+void build_model_on_device(TrainingRun& run, const Recipe& recipe, bool log) {
+  torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
+  configure_tf32(PrecisionPolicy{recipe.precision});
+  // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
+  // ResNet-50 no faster than cuDNN's heuristics (README, GPU check). Unusual shapes may gain.
+  at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
+  run.model = build_run_model(recipe.model, run.data.channels, run.device, log);
+  run.feed.channels_last = recipe.train.channels_last && run.model->is_convolutional();
+  if (run.feed.channels_last) to_channels_last(*run.model);
+}
+
 // The process group, then the model on the device in its layout.
 void join_and_build_model(TrainingRun& run, const Recipe& recipe, const RankInfo& rank) {
   install_stop_handlers();
   share_cores(rank);
   run.comm = join_group(recipe.distributed, recipe.strategy, rank, run.device);
   set_collective_wait_listener(&report_collective);  // the hang watch learns what the peers of a stuck rank wait in
-  torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
-  configure_tf32(PrecisionPolicy{recipe.precision});
-  // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
-  // ResNet-50 no faster than cuDNN's heuristics (README, GPU check). Unusual shapes may gain.
-  at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
-  run.model = build_run_model(recipe.model, run.data.channels, run.device, rank.rank == 0);
-  run.feed.channels_last = recipe.train.channels_last && run.model->is_convolutional();
-  if (run.feed.channels_last) to_channels_last(*run.model);
+  build_model_on_device(run, recipe, rank.rank == 0);
 }
 
 // data.decoder for the training samples: with a device decoder, the loader leaves the files it
@@ -473,6 +478,16 @@ TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank) { return b
 TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank) {
   TrainingRun run = open_parts(recipe, rank, &open_eval_data);
   join_and_build_model(run, recipe, rank);
+  return run;
+}
+
+TrainingRun build_inference_run(const Recipe& recipe, int64_t channels) {
+  TrainingRun run;
+  run.device = choose_device(recipe.device, RankInfo{});
+  run.data.channels = channels;
+  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
+  run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
+  build_model_on_device(run, recipe, true);
   return run;
 }
 

@@ -89,5 +89,9 @@ TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank);
 // For `cvtrain eval`: device, validation data, process group and model (model.pretrained loaded
 // when the recipe names it), without a run folder, optimizer or strategy.
 TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank);
+// For `cvtrain predict`: one process on the recipe's device (the first GPU, where `auto` finds
+// one), the loader's and feeder's settings and the model for `channels`, without data, process
+// group, run folder, optimizer or strategy.
+TrainingRun build_inference_run(const Recipe& recipe, int64_t channels);
 
 }  // namespace cvtrain

@@ -23,24 +23,35 @@
 namespace cvtrain {
 namespace {
 
-// The file to load and, for a checkpoint, its step.
+int64_t resized_side(const Recipe& recipe) {
+  return static_cast<int64_t>(std::floor(static_cast<double>(recipe.model.image_size) / recipe.data.eval_crop_fraction));
+}
+
+// How the centre view was made: "224 px from a 256 px bilinear resize, crop fraction 0.875", or that
+// the images already were image_size squares.
+std::string center_view_text(const EvalReport& r, const Recipe& recipe) {
+  if (r.kept_whole) return fmt::format("{} px images kept whole", recipe.model.image_size);
+  return fmt::format("{} px from a {} px {} resize, crop fraction {}", recipe.model.image_size, resized_side(recipe),
+                     name_of(recipe.data.eval_interpolation), recipe.data.eval_crop_fraction);
+}
+
+}  // namespace
+
 std::pair<std::string, int64_t> choose_weights(const Recipe& recipe, const EvalRequest& request) {
   if (!request.checkpoint.empty()) {
     const std::string folder = checkpoint_folder_of(request.checkpoint);
     const std::string file = folder + "/" + (request.ema ? kEmaFile : "model.safetensors");
     if (request.ema && !std::filesystem::exists(file))
-      throw Error(fmt::format("{} holds no weight average (the run had train.ema off); evaluate without --ema", folder));
+      throw Error(fmt::format("{} holds no weight average (the run had train.ema off); leave --ema out", folder));
     return {file, read_position(folder).step};
   }
   if (request.ema) throw RecipeError({"--ema: the weight average is in a checkpoint; give --checkpoint with it"});
   if (!request.weights.empty()) return {request.weights, -1};
   if (!recipe.model.pretrained.empty()) return {recipe.model.pretrained, -1};
-  throw RecipeError({fmt::format("{}: nothing to evaluate; give --checkpoint DIR, --weights FILE or model.pretrained",
-                                 recipe.where("model.pretrained"))});
+  throw RecipeError(
+      {fmt::format("{}: no weights to load; give --checkpoint DIR, --weights FILE or model.pretrained", recipe.where("model.pretrained"))});
 }
 
-// Every tensor of the model from `file`; a head for another class count would evaluate noise, so
-// unlike model.pretrained it is an error. A ViT's position embedding is resized to the image size.
 void load_for_evaluation(Classifier& model, const std::string& file, const Recipe& recipe, bool log) {
   PretrainedReport report;
   try {
@@ -64,20 +75,6 @@ int64_t batch_of(const Recipe& recipe, const EvalRequest& request) {
   if (request.batch > 0) return request.batch;
   return recipe.train.micro_batch > 0 && !recipe.train.micro_batch_auto ? recipe.train.micro_batch : 64;
 }
-
-int64_t resized_side(const Recipe& recipe) {
-  return static_cast<int64_t>(std::floor(static_cast<double>(recipe.model.image_size) / recipe.data.eval_crop_fraction));
-}
-
-// How the centre view was made: "224 px from a 256 px bilinear resize, crop fraction 0.875", or that
-// the images already were image_size squares.
-std::string center_view_text(const EvalReport& r, const Recipe& recipe) {
-  if (r.kept_whole) return fmt::format("{} px images kept whole", recipe.model.image_size);
-  return fmt::format("{} px from a {} px {} resize, crop fraction {}", recipe.model.image_size, resized_side(recipe),
-                     name_of(recipe.data.eval_interpolation), recipe.data.eval_crop_fraction);
-}
-
-}  // namespace
 
 bool images_kept_whole(const Dataset& val, int64_t image_size) {
   if (val.size() == 0) return false;

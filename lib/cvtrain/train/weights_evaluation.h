@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "cvtrain/train/evaluator.h"
 
 namespace cvtrain {
 
+class Classifier;
 class Dataset;
 struct RankInfo;
 struct Recipe;
@@ -34,6 +36,17 @@ struct EvalReport {
   std::string by = "cvtrain eval";  // who evaluated: cvtrain eval, or training (its last evaluation)
   bool kept_whole = false;          // data.val's images are image_size squares, which the centre view keeps unresized
 };
+
+// The weights file a request names, and its checkpoint's step (-1 for a weights file): the
+// checkpoint's (or, with `ema`, its weight average), else `weights`, else model.pretrained.
+// RecipeError when it names none.
+std::pair<std::string, int64_t> choose_weights(const Recipe& recipe, const EvalRequest& request);
+// Every tensor of `model` from `file`, strictly: a missing or unexpected key, or a head for
+// another class count (which would score noise), is an Error naming the file and the model
+// section. A ViT's position embedding is resized to model.image_size (logged when `log`).
+void load_for_evaluation(Classifier& model, const std::string& file, const Recipe& recipe, bool log);
+// Images per forward pass: the request's, else train.micro_batch (64 when auto).
+int64_t batch_of(const Recipe& recipe, const EvalRequest& request);
 
 // Whether `val` holds decoded image_size x image_size squares (IDX, synthetic), which the centre
 // view keeps whole instead of resizing by data.eval_crop_fraction; encoded files are not looked at.

@@ -1,0 +1,107 @@
+// `cvtrain predict` end to end: a trained checkpoint, with no recipe but its own, labels image files
+// as the run's own evaluation scored the same images; a colour file meets a gray model; bad
+// input is named. (Parity with torchvision's classes and probabilities: tests/parity/check_predict.py.)
+#include "torch_catch.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "cvtrain/core/png_file.h"
+#include "cvtrain/data/idx_dataset.h"
+#include "run_shell.h"
+
+using cvtrain::testing::numbers_after;
+using cvtrain::testing::read_text;
+using cvtrain::testing::shell;
+using cvtrain::testing::TempDir;
+
+namespace {
+
+constexpr int kImages = 300;
+const std::string kTestImages = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
+
+// The fields of `line`, an empty one after a separator that ends it (a CSV row's empty last column).
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string field; std::getline(in, field, separator);) fields.push_back(field);
+  if (!line.empty() && line.back() == separator) fields.emplace_back();
+  return fields;
+}
+
+}  // namespace
+
+TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluation scored them, by the recipe's class names", "[e2e]") {
+  TempDir dir;
+  // The first 300 test images as PNG files (their names sort in the set's order), and their labels.
+  const cvtrain::IdxDataset test_set(kTestImages, kImages);
+  std::vector<int64_t> labels;
+  std::filesystem::create_directories(dir.file("images"));
+  for (size_t i = 0; i < test_set.size(); ++i) {
+    const cvtrain::Image image = test_set.load(i);
+    cvtrain::write_png(dir.file(fmt::format("images/{:03d}.png", i)), image.pixels.data(), image.width, image.height, 1);
+    labels.push_back(test_set.label(i));
+  }
+  const auto run = shell("$CVTRAIN --recipe $RECIPE data.max_samples=640 data.max_val_samples=" + std::to_string(kImages) +
+                             " train.global_batch=64 train.epochs=1 output=" + dir.file("run") + " > " + dir.file("train.log") +
+                             " 2>&1 || exit 9\n"
+                             "$CVTRAIN predict --checkpoint " +
+                             dir.file("run") + " " + dir.file("images") + " --top-k 3 --batch 50",
+                         dir);
+  INFO(run.output << read_text(dir.file("train.log")));
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("000.png: ") && Catch::Contains("... 280 more in " + dir.file("run/predictions.csv")) &&
+                             Catch::Contains("class names from data.class_names"));
+
+  std::string csv = read_text(dir.file("run/predictions.csv"));
+  REQUIRE_THAT(csv, Catch::EndsWith("\n"));
+  csv.pop_back();
+  const std::vector<std::string> lines = split(csv, '\n');
+  REQUIRE(lines.size() == kImages + 1);
+  CHECK(lines[0] == "path,class_1,label_1,probability_1,class_2,label_2,probability_2,class_3,label_3,probability_3,error");
+  const std::vector<std::string> names{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                       "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  int hits = 0;
+  for (int i = 0; i < kImages; ++i) {
+    const std::vector<std::string> row = split(lines[static_cast<size_t>(i) + 1], ',');
+    INFO(lines[static_cast<size_t>(i) + 1]);
+    REQUIRE(row.size() == 11);
+    CHECK(row[0] == dir.file(fmt::format("images/{:03d}.png", i)));
+    const int top = std::stoi(row[2]);
+    CHECK(row[1] == names.at(static_cast<size_t>(top)));
+    const double p1 = std::stod(row[3]), p2 = std::stod(row[6]), p3 = std::stod(row[9]);
+    CHECK((p1 >= p2 && p2 >= p3 && p3 > 0 && p1 + p2 + p3 <= 1 + 1e-6));
+    CHECK(row[10].empty());
+    hits += top == labels[static_cast<size_t>(i)] ? 1 : 0;
+  }
+  // The same weights, images and view (28 px images kept whole) as the run's last evaluation of its
+  // first 300 validation images: the same hits.
+  const std::vector<double> top1 = numbers_after(read_text(dir.file("run/eval.json")), "top1");
+  REQUIRE_FALSE(top1.empty());
+  CHECK(hits == static_cast<int>(std::lround(top1[0] * kImages)));
+  CHECK(hits > kImages / 2);  // a model that learned
+
+  // A colour image for the gray model is made gray as Pillow's convert("L"); a missing input stops
+  // before any work; weights without a recipe are refused, saying what it would need.
+  std::vector<uint8_t> colour(40 * 30 * 3);
+  for (size_t i = 0; i < colour.size(); ++i) colour[i] = static_cast<uint8_t>(i * 37 % 256);
+  cvtrain::write_png(dir.file("colour.png"), colour.data(), 40, 30, 3);
+  const auto more =
+      shell("$CVTRAIN predict --checkpoint " + dir.file("run") + " " + dir.file("colour.png") + " --out " + dir.file("colour.jsonl") +
+                "; echo \"colour: $?\"\n"
+                "$CVTRAIN predict --checkpoint " +
+                dir.file("run") + " " + dir.file("colour.png") + " " + dir.file("missing.png") +
+                "; echo \"missing: $?\"\n"
+                "$CVTRAIN predict --weights " +
+                dir.file("run/checkpoints/step-00000010/model.safetensors") + " " + dir.file("colour.png") + "; echo \"no recipe: $?\"",
+            dir);
+  INFO(more.output);
+  CHECK_THAT(more.output, Catch::Contains("colour: 0") && Catch::Contains("missing: 1") && Catch::Contains("no recipe: 2"));
+  CHECK_THAT(read_text(dir.file("colour.jsonl")),
+             Catch::StartsWith("{\"path\": \"" + dir.file("colour.png") + "\", \"top\": [{\"class\": "));
+  CHECK_THAT(more.output,
+             Catch::Contains(dir.file("missing.png") + ": no such file or folder") && Catch::Contains("--weights: give --recipe too"));
+}
