@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -104,4 +105,38 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
              Catch::StartsWith("{\"path\": \"" + dir.file("colour.png") + "\", \"top\": [{\"class\": "));
   CHECK_THAT(more.output,
              Catch::Contains(dir.file("missing.png") + ": no such file or folder") && Catch::Contains("--weights: give --recipe too"));
+}
+
+TEST_CASE("checkpoints keep the training classes' names, which cvtrain predict labels with when the data is gone", "[e2e]") {
+  TempDir dir;
+  // Two ImageFolder classes of Fashion-MNIST images: sandals (label 5) and bags (label 8).
+  const cvtrain::IdxDataset test_set(kTestImages, 1000);
+  for (size_t i = 0; i < test_set.size(); ++i) {
+    const int64_t label = test_set.label(i);
+    if (label != 5 && label != 8) continue;
+    const std::string folder = dir.file(label == 5 ? "data/sandals" : "data/bags");
+    std::filesystem::create_directories(folder);
+    const cvtrain::Image image = test_set.load(i);
+    cvtrain::write_png(fmt::format("{}/{:03d}.png", folder, i), image.pixels.data(), image.width, image.height, 1);
+  }
+  const auto run = shell("$CVTRAIN --recipe $RECIPE data.format=imagefolder data.train=" + dir.file("data") +
+                             " data.val= data.class_names=[] data.mean=[0.3,0.3,0.3] data.std=[0.35,0.35,0.35] model.num_classes=2"
+                             " train.global_batch=16 train.epochs=3 optim.lr=0.02 output=" +
+                             dir.file("run") + " > " + dir.file("train.log") +
+                             " 2>&1 || exit 9\n"
+                             "mv " +
+                             dir.file("data") + " " + dir.file("elsewhere") +
+                             "\n"
+                             "$CVTRAIN predict --checkpoint " +
+                             dir.file("run") + " " + dir.file("elsewhere/bags") + " -k 1 --out " + dir.file("bags.csv"),
+                         dir);
+  INFO(run.output << read_text(dir.file("train.log")));
+  REQUIRE(run.exit_code == 0);
+  std::smatch named;
+  REQUIRE(std::regex_search(run.output, named, std::regex("class names from (\\S+/checkpoints/step-[0-9]+/classes.txt);")));
+  CHECK(read_text(named[1]) == "bags\nsandals\n");  // the folders' order: label order
+  const std::string csv = read_text(dir.file("bags.csv"));
+  CHECK(cvtrain::testing::occurrences(csv, ",bags,0,") + cvtrain::testing::occurrences(csv, ",sandals,1,") ==
+        cvtrain::testing::occurrences(csv, "\n") - 1);                                                        // every row names its class
+  CHECK(cvtrain::testing::occurrences(csv, ",bags,0,") > cvtrain::testing::occurrences(csv, ",sandals,1,"));  // and bags are mostly bags
 }

@@ -20,6 +20,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/text.h"
 #include "cvtrain/core/version.h"
 #include "cvtrain/dist/communicator.h"
 #include "cvtrain/models/safetensors.h"
@@ -102,13 +103,18 @@ int64_t step_of(const fs::path& folder) {
 }
 
 void write_checkpoint_files(const std::string& dir, const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer,
-                            const NamedTensors& ema, const Recipe& recipe, const std::string& device) {
+                            const NamedTensors& ema, const Recipe& recipe, const std::string& device,
+                            const std::vector<std::string>& class_names) {
   write_safetensors(dir + "/model.safetensors", model,
                     {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
   write_safetensors(dir + "/optimizer.safetensors", optimizer, {{"optimizer", name_of(recipe.optim.name)}});
   write_safetensors(dir + "/rng.safetensors", rng_states());
   write_text(dir + "/state.txt", state_text(position, recipe, device));
   write_text(dir + "/recipe.yaml", recipe_to_yaml(recipe));
+  if (!class_names.empty()) {
+    write_text(dir + "/" + kClassNamesFile, join(class_names, "\n") + "\n");
+    fsync_path(dir + "/" + kClassNamesFile);
+  }
   if (!ema.empty()) {
     write_safetensors(dir + "/" + kEmaFile, ema, {{"format", "pt"}, {"arch", recipe.model.arch}, {"step", std::to_string(position.step)}});
     fsync_path(dir + "/" + kEmaFile);
@@ -143,7 +149,8 @@ void Checkpointer::check_writable() const {
 }
 
 std::string Checkpointer::save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer,
-                               const Recipe& recipe, const NamedTensors& ema, const std::string& device) const {
+                               const Recipe& recipe, const NamedTensors& ema, const std::string& device,
+                               const std::vector<std::string>& class_names) const {
   const std::string final_dir = folder_of(position.step);
   const std::string temporary = final_dir + ".tmp", replaced = final_dir + ".old";
   std::error_code ec;
@@ -152,7 +159,7 @@ std::string Checkpointer::save(const TrainPosition& position, const NamedTensors
     fs::remove_all(temporary);
     fs::remove_all(replaced);
     fs::create_directories(temporary);
-    write_checkpoint_files(temporary, position, model, optimizer, ema, recipe, device);
+    write_checkpoint_files(temporary, position, model, optimizer, ema, recipe, device, class_names);
     // A folder of the same step (an earlier run's, or a write that never finished) steps aside
     // only now, and goes once the new one is in place.
     if (fs::exists(final_dir)) fs::rename(final_dir, replaced);

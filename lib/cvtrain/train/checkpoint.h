@@ -18,6 +18,9 @@ struct Recipe;
 
 // The weight average's file in a checkpoint folder (train.ema), beside model.safetensors.
 inline constexpr const char* kEmaFile = "ema.safetensors";
+// The training classes' names, one per line in label order, where the data names them (folders,
+// shards, lists, data.class_names): what `cvtrain predict` labels with away from the data.
+inline constexpr const char* kClassNamesFile = "classes.txt";
 
 // Where training stands: `step` optimizer steps done, of which `batches_done` global batches
 // belong to `epoch` (the data order of an epoch depends only on the seed and the epoch, so this
@@ -59,9 +62,10 @@ class Checkpointer {
   // optimizer state, both by name and whole) and drops the oldest beyond `keep`. Returns its
   // folder. Throws Error naming the file on any write failure; earlier checkpoints stay intact.
   // With `ema` (train.ema's average), it is written as kEmaFile too.
-  // `device` ("NVIDIA H200", "cpu: AMD EPYC ...") goes into state.txt, for build_changes_since.
+  // `device` ("NVIDIA H200", "cpu: AMD EPYC ...") goes into state.txt, for build_changes_since;
+  // `class_names`, when there are any, into kClassNamesFile.
   std::string save(const TrainPosition& position, const NamedTensors& model, const NamedTensors& optimizer, const Recipe& recipe,
-                   const NamedTensors& ema = {}, const std::string& device = "") const;
+                   const NamedTensors& ema = {}, const std::string& device = "", const std::vector<std::string>& class_names = {}) const;
 
   // The newest complete checkpoint whose files read back; incomplete or unreadable ones are
   // skipped with a warning naming them. nullopt when there is none.

@@ -49,7 +49,8 @@ std::string with_model_changes(const std::string& error, const std::string& fold
 
 }  // namespace
 
-CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule)
+CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule,
+                                     std::vector<std::string> class_names)
     : files_(recipe.output, recipe.checkpoint.keep),
       best_files_(Checkpointer::in_folder(recipe.output + "/best", 1)),
       best_(recipe.checkpoint.keep_best),
@@ -60,7 +61,8 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
       schedule_(schedule),
       global_batch_(recipe.train.global_batch),
       optimizer_name_(name_of(recipe.optim.name)),
-      resolved_recipe_(recipe_to_yaml(recipe)) {}
+      resolved_recipe_(recipe_to_yaml(recipe)),
+      class_names_(std::move(class_names)) {}
 
 void CheckpointManager::save(TrainPosition position, Strategy& strategy, torch::optim::Optimizer& optimizer, const LossScaler& scaler,
                              const Recipe& recipe, const NamedTensors& ema) {
@@ -88,7 +90,7 @@ std::string CheckpointManager::write(const Checkpointer& files, TrainPosition po
       position.loss_scale = scaler.enabled() ? scale.scale : 0;
       position.next_lr = schedule_.at(position.step);  // for a resume under another schedule
       position.scale_growth_tracker = scale.growth_tracker;
-      folder = files.save(position, model_state, optimizer_state, recipe, ema, device_label());
+      folder = files.save(position, model_state, optimizer_state, recipe, ema, device_label(), class_names_);
     } catch (const Error& e) {
       failure = e.what();
     }

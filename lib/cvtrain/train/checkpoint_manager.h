@@ -39,8 +39,10 @@ struct ResumedRun {
 class CheckpointManager {
  public:
   // `schedule`: the run's; a checkpoint keeps the next step's learning rate, and a resume under
-  // another schedule says how the rate jumps (optim/lr_schedule.h, lr_jump).
-  CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule);
+  // another schedule says how the rate jumps (optim/lr_schedule.h, lr_jump). `class_names`: the
+  // training classes' where the data names them, kept in every checkpoint (kClassNamesFile).
+  CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule,
+                    std::vector<std::string> class_names = {});
 
   // Rank 0's clock against checkpoint.every_minutes (the step's control all-reduce agrees on it).
   bool minutes_elapsed() const { return cadence_.minutes_elapsed(since_save_.seconds()); }
@@ -93,6 +95,7 @@ class CheckpointManager {
   int64_t global_batch_;
   std::string optimizer_name_;
   std::string resolved_recipe_;  // this run's, to compare with a resumed checkpoint's
+  std::vector<std::string> class_names_;
 };
 
 }  // namespace cvtrain

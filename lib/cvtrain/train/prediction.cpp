@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 
 #include "cvtrain/core/error.h"
@@ -23,6 +24,7 @@
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_builder.h"
 
@@ -40,10 +42,11 @@ std::vector<std::string> numbers_from(size_t first, int64_t count, std::vector<s
   return names;
 }
 
-// timm's --class-map: one name per line in label order; blank lines at the end are no classes.
+// timm's --class-map (and a checkpoint's classes.txt): one name per line in label order; blank
+// lines at the end are no classes.
 std::vector<std::string> names_in_file(const std::string& path, int64_t classes) {
   const std::optional<std::string> text = read_text_file(path);
-  if (!text) throw Error(fmt::format("{}: cannot read the class names (--classes)", path));
+  if (!text) throw Error(fmt::format("{}: cannot read the class names", path));
   std::vector<std::string> names;
   size_t start = 0;
   while (start < text->size()) {
@@ -101,7 +104,8 @@ int64_t PredictionReport::unreadable() const {
   return std::count_if(images.begin(), images.end(), [](const ImagePrediction& image) { return !image.error.empty(); });
 }
 
-std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, std::string& from) {
+std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, const std::string& checkpoint_folder,
+                                                std::string& from) {
   const int64_t classes = recipe.model.num_classes;
   if (!classes_file.empty()) {
     from = classes_file;
@@ -110,6 +114,11 @@ std::vector<std::string> prediction_class_names(const Recipe& recipe, const std:
   if (!recipe.data.class_names.empty()) {
     from = "data.class_names";
     return numbers_from(recipe.data.class_names.size(), classes, recipe.data.class_names);
+  }
+  const std::string kept = checkpoint_folder + "/" + kClassNamesFile;
+  if (!checkpoint_folder.empty() && std::filesystem::exists(kept)) {
+    from = kept;
+    return names_in_file(kept, classes);
   }
   if (!recipe.data.train.empty() && names_classes(recipe.data.format)) {
     try {
@@ -127,9 +136,11 @@ std::vector<std::string> prediction_class_names(const Recipe& recipe, const std:
 
 PredictionReport predict_images(const Recipe& recipe, const PredictRequest& request) {
   PredictionReport report;
-  report.class_names = prediction_class_names(recipe, request.classes_file, report.class_names_from);
   const ImageFilesDataset files(image_files_of(request.inputs), static_cast<int>(model_channels(recipe)));
   std::tie(report.weights_file, report.checkpoint_step) = choose_weights(recipe, request.weights);
+  const std::string checkpoint_folder =
+      report.checkpoint_step >= 0 ? std::filesystem::path(report.weights_file).parent_path().string() : std::string();
+  report.class_names = prediction_class_names(recipe, request.classes_file, checkpoint_folder, report.class_names_from);
   Recipe without_pretrained = recipe;  // the chosen weights are loaded below, strictly
   without_pretrained.model.pretrained.clear();
   TrainingRun run = build_inference_run(without_pretrained, files.channels());

@@ -188,6 +188,7 @@ RunData open_run_data(const Recipe& recipe) {
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   }
   name_numbered_classes(run_data, recipe);
+  if (names_classes(data.format) || !data.class_names.empty()) run_data.named_classes = run_data.train->class_names();
   check_dataset_fits(*run_data.train, data.train, recipe);
   if (run_data.val) check_dataset_fits(*run_data.val, data.val, recipe);
   if (static_cast<int64_t>(run_data.train->size()) < recipe.train.global_batch)

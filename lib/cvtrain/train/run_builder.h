@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
@@ -42,6 +44,7 @@ struct RunData {
   std::unique_ptr<BadSamples> train_bad, val_bad;
   std::unique_ptr<InputTimings> train_timings = std::make_unique<InputTimings>();  // the training workers' read / decode time
   int64_t channels = 0;  // what the model takes in
+  std::vector<std::string> named_classes;  // the training classes' names where the data names them; empty for numbers
 };
 
 struct TrainingRun {

@@ -87,7 +87,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       step_(StepParts{*run_.model, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
                       [this] { return checkpoints_.minutes_elapsed(); }},
             step_settings(recipe_, run_.device, *run_.optimizer, rank.rank == 0)),
-      checkpoints_(recipe_, *run_.comm, run_.device, *run_.schedule),
+      checkpoints_(recipe_, *run_.comm, run_.device, *run_.schedule, run_.data.named_classes),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
       profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
       trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
