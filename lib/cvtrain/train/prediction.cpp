@@ -215,7 +215,11 @@ std::string predictions_jsonl(const PredictionReport& report) {
 }
 
 std::string prediction_line(const ImagePrediction& image, const std::vector<std::string>& class_names) {
-  if (!image.error.empty()) return fmt::format("{}: unreadable ({})", image.file, image.error);
+  if (!image.error.empty()) {
+    const std::string named = image.file + ": ";  // the reason names the file already, mostly
+    const bool leads = image.error.rfind(named, 0) == 0;
+    return fmt::format("{}: unreadable ({})", image.file, leads ? image.error.substr(named.size()) : image.error);
+  }
   std::vector<std::string> top;
   for (size_t i = 0; i < image.labels.size(); ++i)
     top.push_back(fmt::format("{} {:.3f}", name_of_label(class_names, image.labels[i]), image.probabilities[i]));
