@@ -206,6 +206,17 @@ section_foundation() {
     train.global_batch=256 optim.lr=0.2
   train_case fp16_resnet18_small_stem precision=fp16 train.epochs=2 model.arch=resnet18 model.small_stem=true \
     train.global_batch=256 optim.lr=0.2
+  predict_case "$RUNS/bf16_small_cnn"
+}
+
+# cvtrain predict on the device (pinned batches, the copy stream, bf16 inputs): the bundle's 384
+# JPEGs through the bf16 small_cnn's checkpoint (made gray for its one channel); a row per file.
+predict_case() {
+  local out="$RUNS/predictions.csv"
+  if ! "$CVTRAIN" predict --checkpoint "$1" "$BUNDLE/images" device="$DEVICE" --out "$out" > "$RUNS/predict.log" 2>&1; then
+    echo "  predict: FAILED"; tail -5 "$RUNS/predict.log" | sed 's/^/    /'; FAILURES=$((FAILURES + 1)); return
+  fi
+  echo "  predict: $(($(wc -l < "$out") - 1)) rows; $(grep -o '[0-9]* image(s) in .* images/s)' "$RUNS/predict.log")"
 }
 
 section_distributed() {
