@@ -88,6 +88,30 @@ void keep_top(const at::Tensor& probabilities, const at::Tensor& files, int64_t 
   }
 }
 
+// Every file through the loader and the model, its top `k` kept in `images`; what cannot be read is
+// left to `bad`.
+void predict_batches(TrainingRun& run, const Recipe& recipe, const Dataset& files, const LoaderOptions& options, int64_t k, BadSamples& bad,
+                     std::vector<ImagePrediction>& images) {
+  std::vector<int64_t> order(files.size());
+  std::iota(order.begin(), order.end(), 0);
+  torch::NoGradGuard no_grad;
+  run.model->eval();
+  try {
+    BatchLoader loader(files, order, options);
+    DeviceFeeder feeder(loader, run.feed);
+    while (auto batch = feeder.next()) {
+      at::Tensor logits;
+      {
+        AutocastScope autocast(PrecisionPolicy{recipe.precision}, run.device.type());
+        logits = run.model->forward(batch->images);
+      }
+      keep_top(class_probabilities(logits, recipe.train.loss), batch->labels, k, bad, images);
+    }
+  } catch (const Error&) {
+    if (bad.count() != files.size()) throw;  // the loader gives up only when no file at all is readable
+  }
+}
+
 // RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -152,26 +176,8 @@ PredictionReport predict_images(const Recipe& recipe, const PredictRequest& requ
   options.batch_size = batch_of(recipe, request.weights);
   options.transform.augment = nullptr;  // the evaluation view
   options.bad_samples = &bad;
-  std::vector<int64_t> order(files.size());
-  std::iota(order.begin(), order.end(), 0);
-  const int64_t k = std::min(request.top_k, recipe.model.num_classes);
   Stopwatch clock;
-  torch::NoGradGuard no_grad;
-  run.model->eval();
-  try {
-    BatchLoader loader(files, order, options);
-    DeviceFeeder feeder(loader, run.feed);
-    while (auto batch = feeder.next()) {
-      at::Tensor logits;
-      {
-        AutocastScope autocast(PrecisionPolicy{recipe.precision}, run.device.type());
-        logits = run.model->forward(batch->images);
-      }
-      keep_top(class_probabilities(logits, recipe.train.loss), batch->labels, k, bad, report.images);
-    }
-  } catch (const Error&) {
-    if (bad.count() != files.size()) throw;  // the loader gives up only when no file at all is readable
-  }
+  predict_batches(run, recipe, files, options, std::min(request.top_k, recipe.model.num_classes), bad, report.images);
   report.seconds = clock.seconds();
   for (size_t i = 0; i < files.size(); ++i) report.images[i].error = bad.reason(i);
   return report;
