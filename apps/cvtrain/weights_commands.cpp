@@ -126,6 +126,14 @@ void split_inputs_and_overrides(PredictArgs& args) {
 // sections); the data need not be on this machine.
 Recipe prediction_recipe(PredictArgs& args) {
   if (args.recipe.recipe.empty()) {
+    if (args.request.weights.checkpoint.empty() && args.request.weights.weights.empty()) {
+      // `cvtrain predict runs/x photo.jpg`, as `cvtrain export runs/x` is spelled: the run is no image.
+      const std::string& first = args.request.inputs.front();
+      const bool a_run = std::filesystem::exists(first + "/checkpoints") || std::filesystem::exists(first + "/COMPLETE");
+      throw RecipeError({a_run ? fmt::format("{} is a run or checkpoint, not images: write --checkpoint {}", first, first)
+                               : "cvtrain predict: name the weights: --checkpoint RUN (a run folder or one of its checkpoints), or "
+                                 "--weights F.safetensors with --recipe R"});
+    }
     if (args.request.weights.checkpoint.empty())
       throw RecipeError(
           {"--weights: give --recipe too (its model section: model.arch, model.num_classes, model.image_size); "

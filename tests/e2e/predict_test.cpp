@@ -86,7 +86,8 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
   CHECK(hits > kImages / 2);  // a model that learned
 
   // A colour image for the gray model is made gray as Pillow's convert("L"); a missing input stops
-  // before any work; weights without a recipe are refused, saying what it would need.
+  // before any work; weights without a recipe are refused, saying what it would need, and a run
+  // given as the first input is told to be --checkpoint.
   std::vector<uint8_t> colour(40 * 30 * 3);
   for (size_t i = 0; i < colour.size(); ++i) colour[i] = static_cast<uint8_t>(i * 37 % 256);
   cvtrain::write_png(dir.file("colour.png"), colour.data(), 40, 30, 3);
@@ -97,7 +98,10 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
                 dir.file("run") + " " + dir.file("colour.png") + " " + dir.file("missing.png") +
                 "; echo \"missing: $?\"\n"
                 "$CVTRAIN predict --weights " +
-                dir.file("run/checkpoints/step-00000010/model.safetensors") + " " + dir.file("colour.png") + "; echo \"no recipe: $?\"",
+                dir.file("run/checkpoints/step-00000010/model.safetensors") + " " + dir.file("colour.png") +
+                "; echo \"no recipe: $?\"\n"
+                "$CVTRAIN predict " +
+                dir.file("run") + " " + dir.file("colour.png") + "; echo \"run as input: $?\"",
             dir);
   INFO(more.output);
   CHECK_THAT(more.output, Catch::Contains("colour: 0") && Catch::Contains("missing: 1") && Catch::Contains("no recipe: 2"));
@@ -105,6 +109,9 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
              Catch::StartsWith("{\"path\": \"" + dir.file("colour.png") + "\", \"top\": [{\"class\": "));
   CHECK_THAT(more.output,
              Catch::Contains(dir.file("missing.png") + ": no such file or folder") && Catch::Contains("--weights: give --recipe too"));
+  CHECK_THAT(more.output,
+             Catch::Contains("run as input: 2") &&
+                 Catch::Contains(dir.file("run") + " is a run or checkpoint, not images: write --checkpoint " + dir.file("run")));
 }
 
 TEST_CASE("checkpoints keep the training classes' names, which cvtrain predict labels with when the data is gone", "[e2e]") {
