@@ -17,8 +17,9 @@ namespace {
 
 // 8-byte little-endian header length, the JSON header, then the data bytes.
 std::vector<uint8_t> file_bytes(const std::string& header, const std::vector<uint8_t>& data) {
-  std::vector<uint8_t> out(8);
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(header.size() >> (8 * i));
+  std::vector<uint8_t> out;
+  out.reserve(8 + header.size() + data.size());  // one allocation (and no false -Wstringop-overread from GCC 12)
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(header.size() >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
