@@ -2,9 +2,12 @@
 // timm and torchvision) and predict (labels image files with them).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -15,6 +18,7 @@
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/models/safetensors.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/export.h"
 #include "cvtrain/train/prediction.h"
@@ -83,6 +87,9 @@ int run_export(const ExportArgs& args) {
   log::info("{}: {} tensors, {:.1f} M values of {}{} (step {}) written to {}", result.checkpoint, result.tensors,
             static_cast<double>(result.values) / 1e6, result.arch, result.ema ? "'s weight average" : "", result.step, args.out);
   std::cout << loading_hint(result, args.out) << "\n";
+  log::info("{} in the file: cvtrain predict --weights {} IMAGES labels images with it",
+            result.class_names > 0 ? fmt::format("its recipe and {} class names travel", result.class_names) : "its recipe travels",
+            args.out);
   return 0;
 }
 
@@ -122,9 +129,42 @@ void split_inputs_and_overrides(PredictArgs& args) {
   }
 }
 
+// The recipe a file `cvtrain export` wrote carries (export.h), loaded from a temporary copy named
+// after the file; nullopt for weights without one (timm's, torchvision's, a checkpoint's file).
+std::optional<Recipe> recipe_carried_by(const std::string& weights, RecipeArgs args) {
+  const std::map<std::string, std::string> metadata = read_safetensors_metadata(weights);
+  const auto recipe = metadata.find(kRecipeMetadata);
+  if (recipe == metadata.end()) return std::nullopt;
+  struct TemporaryFolder {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / fmt::format("cvtrain-{}", getpid());
+    TemporaryFolder() { std::filesystem::create_directories(path); }
+    ~TemporaryFolder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } folder;
+  args.recipe = (folder.path / (std::filesystem::path(weights).filename().string() + ".recipe.yaml")).string();
+  write_file_atomically(args.recipe, recipe->second);
+  return load(args);
+}
+
+// --weights without --recipe: the recipe the file carries, else an error saying what would do.
+Recipe recipe_for_weights_file(const std::string& weights, const RecipeArgs& args) {
+  if (std::optional<Recipe> carried = recipe_carried_by(weights, args)) return *carried;
+  const std::filesystem::path folder = std::filesystem::path(weights).parent_path();
+  if (std::filesystem::exists(folder / "COMPLETE") && std::filesystem::exists(folder / "recipe.yaml"))
+    throw RecipeError({fmt::format("--weights {}: the file lies in a checkpoint, which brings its recipe: write --checkpoint {}", weights,
+                                   folder.string())});
+  throw RecipeError(
+      {fmt::format("--weights {}: give --recipe too (its model section: model.arch, model.num_classes, "
+                   "model.image_size); a checkpoint brings its own, and so does a file cvtrain export wrote",
+                   weights)});
+}
+
 // --recipe, else the recipe the checkpoint was trained with (its model, data and precision
-// sections); the data need not be on this machine.
+// sections; an exported file carries it too); the data need not be on this machine.
 Recipe prediction_recipe(PredictArgs& args) {
+  args.recipe.check_paths = false;
   if (args.recipe.recipe.empty()) {
     if (args.request.weights.checkpoint.empty() && args.request.weights.weights.empty()) {
       // `cvtrain predict runs/x photo.jpg`, as `cvtrain export runs/x` is spelled: the run is no image.
@@ -134,13 +174,9 @@ Recipe prediction_recipe(PredictArgs& args) {
                                : "cvtrain predict: name the weights: --checkpoint RUN (a run folder or one of its checkpoints), or "
                                  "--weights F.safetensors with --recipe R"});
     }
-    if (args.request.weights.checkpoint.empty())
-      throw RecipeError(
-          {"--weights: give --recipe too (its model section: model.arch, model.num_classes, model.image_size); "
-           "a checkpoint brings its own"});
+    if (args.request.weights.checkpoint.empty()) return recipe_for_weights_file(args.request.weights.weights, args.recipe);
     args.recipe.recipe = checkpoint_folder_of(args.request.weights.checkpoint) + "/recipe.yaml";
   }
-  args.recipe.check_paths = false;
   return load(args.recipe);
 }
 
@@ -181,7 +217,7 @@ Command add_predict_command(CLI::App& app) {
                                             "A checkpoint folder (run/checkpoints/step-N, run/best) or a run folder (its newest)");
   cmd->add_option("--weights", args->request.weights.weights,
                   "A safetensors file with torchvision (ResNet) / timm (ViT, ConvNeXt) key "
-                  "names, e.g. from `cvtrain export` (needs --recipe; default: model.pretrained)")
+                  "names, e.g. from `cvtrain export`, which carries its recipe (others need --recipe; default: model.pretrained)")
       ->check(CLI::ExistingFile)
       ->excludes(checkpoint_option);
   cmd->add_flag("--ema", args->request.weights.ema, "The checkpoint's train.ema weight average instead of its raw weights")

@@ -86,8 +86,8 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
   CHECK(hits > kImages / 2);  // a model that learned
 
   // A colour image for the gray model is made gray as Pillow's convert("L"); a missing input stops
-  // before any work; weights without a recipe are refused, saying what it would need, and a run
-  // given as the first input is told to be --checkpoint.
+  // before any work; weights without a recipe are refused, saying what it would need (a checkpoint's
+  // file: its folder as --checkpoint), and a run given as the first input is told to be --checkpoint.
   std::vector<uint8_t> colour(40 * 30 * 3);
   for (size_t i = 0; i < colour.size(); ++i) colour[i] = static_cast<uint8_t>(i * 37 % 256);
   cvtrain::write_png(dir.file("colour.png"), colour.data(), 40, 30, 3);
@@ -97,9 +97,15 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
                 "$CVTRAIN predict --checkpoint " +
                 dir.file("run") + " " + dir.file("colour.png") + " " + dir.file("missing.png") +
                 "; echo \"missing: $?\"\n"
+                "cp " +
+                dir.file("run/checkpoints/step-00000010/model.safetensors") + " " + dir.file("plain.safetensors") +
+                "\n"
+                "$CVTRAIN predict --weights " +
+                dir.file("plain.safetensors") + " " + dir.file("colour.png") +
+                "; echo \"no recipe: $?\"\n"
                 "$CVTRAIN predict --weights " +
                 dir.file("run/checkpoints/step-00000010/model.safetensors") + " " + dir.file("colour.png") +
-                "; echo \"no recipe: $?\"\n"
+                "; echo \"in a checkpoint: $?\"\n"
                 "$CVTRAIN predict " +
                 dir.file("run") + " " + dir.file("colour.png") + "; echo \"run as input: $?\"",
             dir);
@@ -107,14 +113,17 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
   CHECK_THAT(more.output, Catch::Contains("colour: 0") && Catch::Contains("missing: 1") && Catch::Contains("no recipe: 2"));
   CHECK_THAT(read_text(dir.file("colour.jsonl")),
              Catch::StartsWith("{\"path\": \"" + dir.file("colour.png") + "\", \"top\": [{\"class\": "));
-  CHECK_THAT(more.output,
-             Catch::Contains(dir.file("missing.png") + ": no such file or folder") && Catch::Contains("--weights: give --recipe too"));
+  CHECK_THAT(more.output, Catch::Contains(dir.file("missing.png") + ": no such file or folder") &&
+                              Catch::Contains("--weights " + dir.file("plain.safetensors") + ": give --recipe too") &&
+                              Catch::Contains("in a checkpoint: 2") &&
+                              Catch::Contains("the file lies in a checkpoint, which brings its recipe: write --checkpoint " +
+                                              dir.file("run/checkpoints/step-00000010")));
   CHECK_THAT(more.output,
              Catch::Contains("run as input: 2") &&
                  Catch::Contains(dir.file("run") + " is a run or checkpoint, not images: write --checkpoint " + dir.file("run")));
 }
 
-TEST_CASE("checkpoints keep the training classes' names, which cvtrain predict labels with when the data is gone", "[e2e]") {
+TEST_CASE("checkpoints and exported files keep the training classes' names, which cvtrain predict labels with when the data is gone", "[e2e]") {
   TempDir dir;
   // Two ImageFolder classes of Fashion-MNIST images: sandals (label 5) and bags (label 8).
   const cvtrain::IdxDataset test_set(kTestImages, 1000);
@@ -146,4 +155,16 @@ TEST_CASE("checkpoints keep the training classes' names, which cvtrain predict l
   CHECK(cvtrain::testing::occurrences(csv, ",bags,0,") + cvtrain::testing::occurrences(csv, ",sandals,1,") ==
         cvtrain::testing::occurrences(csv, "\n") - 1);                                                        // every row names its class
   CHECK(cvtrain::testing::occurrences(csv, ",bags,0,") > cvtrain::testing::occurrences(csv, ",sandals,1,"));  // and bags are mostly bags
+
+  // An exported file carries the recipe and the names: with the run folder gone too, --weights alone
+  // labels the same files with the same classes and probabilities.
+  const auto exported = shell("$CVTRAIN export " + dir.file("run") + " --out " + dir.file("bags.safetensors") + " || exit 9\n" + "rm -r " +
+                                  dir.file("run") + "\n" + "$CVTRAIN predict --weights " + dir.file("bags.safetensors") + " " +
+                                  dir.file("elsewhere/bags") + " -k 1 --out " + dir.file("exported.csv"),
+                              dir);
+  INFO(exported.output);
+  REQUIRE(exported.exit_code == 0);
+  CHECK_THAT(exported.output, Catch::Contains("its recipe and 2 class names travel in the file") &&
+                                  Catch::Contains("class names from " + dir.file("bags.safetensors") + ";"));
+  CHECK(read_text(dir.file("exported.csv")) == csv);
 }

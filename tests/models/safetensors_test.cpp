@@ -54,6 +54,10 @@ TEST_CASE("safetensors round trip keeps names, dtypes, shapes, values and metada
   const SafetensorsHeader header = parse_safetensors(bytes, "m");
   CHECK(header.metadata.at("note") == "quote \" and \\ kept");
   CHECK(header.data_start % 8 == 0);
+  // The metadata alone, as written; a file without any reads as none.
+  CHECK(read_safetensors_metadata(dir.file("m.safetensors")) == header.metadata);
+  write_safetensors(dir.file("bare.safetensors"), tensors);
+  CHECK(read_safetensors_metadata(dir.file("bare.safetensors")).empty());
 }
 
 TEST_CASE("a file laid out by hand from the format's description reads back", "[models]") {
@@ -108,4 +112,7 @@ TEST_CASE("a file of another weight format says which, not that its header is ma
   CHECK_THROWS_WITH(read_safetensors(zip_path), Catch::Contains(zip_path) && Catch::Contains("not a safetensors file") &&
                                                     Catch::Contains("zip archive") && Catch::Contains("torch.save"));
   CHECK_THROWS_WITH(read_safetensors(write_bytes(dir, pickle)), Catch::Contains("Python pickle"));
+  CHECK_THROWS_AS(read_safetensors_metadata(zip_path), NotSafetensors);
+  CHECK_THROWS_WITH(read_safetensors_metadata(write_bytes(dir, pickle)), Catch::Contains("Python pickle"));
+  CHECK_THROWS_AS(read_safetensors_metadata(write_bytes(dir, {1, 2, 3})), NotSafetensors);  // shorter than its length field
 }

@@ -225,6 +225,17 @@ NotSafetensors not_safetensors(const std::vector<uint8_t>& file, const std::stri
   return NotSafetensors(not_safetensors_message(source, kind.empty() ? detail : "it is " + kind));
 }
 
+// The header's __metadata__ object: strings to strings, as the format requires.
+std::map<std::string, std::string> metadata_of(const Json& value, const std::string& source) {
+  if (value.kind != Json::kObject) throw Error(fmt::format("{}: __metadata__ must map strings to strings", source));
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, v] : value.members) {
+    if (v.kind != Json::kString) throw Error(fmt::format("{}: __metadata__ value of '{}' is not a string", source, key));
+    metadata[key] = v.text;
+  }
+  return metadata;
+}
+
 }  // namespace
 
 SafetensorsHeader parse_safetensors(const std::vector<uint8_t>& file, const std::string& source) {
@@ -243,11 +254,7 @@ SafetensorsHeader parse_safetensors(const std::vector<uint8_t>& file, const std:
       header.entries.push_back(read_entry(name, value, source));
       continue;
     }
-    if (value.kind != Json::kObject) throw Error(fmt::format("{}: __metadata__ must map strings to strings", source));
-    for (const auto& [key, v] : value.members) {
-      if (v.kind != Json::kString) throw Error(fmt::format("{}: __metadata__ value of '{}' is not a string", source, key));
-      header.metadata[key] = v.text;
-    }
+    header.metadata = metadata_of(value, source);
   }
   std::sort(header.entries.begin(), header.entries.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
   // The entries must tile the data section: no gaps, no overlaps, nothing past the end.
@@ -275,6 +282,27 @@ NamedTensors read_safetensors(const std::string& path) {
     tensors.emplace_back(e.name, t);
   }
   return tensors;
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open", path));
+  std::vector<uint8_t> start(8);
+  in.read(reinterpret_cast<char*>(start.data()), 8);
+  start.resize(static_cast<size_t>(in.gcount()));
+  uint64_t header_bytes = 0;
+  for (size_t i = start.size(); i-- > 0;) header_bytes = (header_bytes << 8) | start[i];
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (start.size() < 8 || ec || header_bytes > kMaxHeaderBytes || header_bytes > size - 8)
+    throw not_safetensors(start, path, fmt::format("header length {} does not fit the {}-byte file", header_bytes, ec ? 0 : size));
+  std::string text(header_bytes, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(header_bytes))) throw Error(fmt::format("{}: cannot read its header", path));
+  const Json root = JsonParser(text.data(), text.data() + text.size(), path).parse_document();
+  if (root.kind != Json::kObject) throw Error(fmt::format("{}: malformed safetensors header: not an object", path));
+  for (const auto& [name, value] : root.members)
+    if (name == "__metadata__") return metadata_of(value, path);
+  return {};
 }
 
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const std::map<std::string, std::string>& metadata) {

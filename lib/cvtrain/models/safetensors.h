@@ -43,6 +43,9 @@ SafetensorsHeader parse_safetensors(const std::vector<uint8_t>& file, const std:
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 NamedTensors read_safetensors(const std::string& path);
+// The header's __metadata__ alone (empty when it has none), read without the tensors' bytes;
+// throws as read_safetensors for a file that is no safetensors file.
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 // Writes through a temporary file and a rename; tensors are stored contiguous, on the CPU.
 void write_safetensors(const std::string& path, const NamedTensors& tensors, const std::map<std::string, std::string>& metadata = {});
 

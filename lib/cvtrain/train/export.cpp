@@ -6,10 +6,13 @@
 #include <torch/nn/module.h>
 #include <torch/serialize/output-archive.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/text_file.h"
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/recipe/recipe_loader.h"
@@ -26,6 +29,28 @@ std::optional<at::ScalarType> target_type(const std::string& dtype) {
   if (dtype == "fp16") return at::kHalf;
   if (dtype == "keep") return std::nullopt;
   throw Error(fmt::format("--dtype: '{}' is not one of keep, fp32, bf16, fp16", dtype));
+}
+
+std::string checkpoint_text(const std::string& path) {
+  const std::optional<std::string> text = read_text_file(path);
+  if (!text) throw Error(fmt::format("{}: cannot read", path));
+  return *text;
+}
+
+// "format": "pt" as safetensors.torch writes it; the rest tells where the weights came from and
+// what `cvtrain predict --weights` needs (export.h).
+std::map<std::string, std::string> export_metadata(ExportResult& result) {
+  std::map<std::string, std::string> metadata{{"format", "pt"},
+                                              {"arch", result.arch},
+                                              {"step", std::to_string(result.step)},
+                                              {kRecipeMetadata, checkpoint_text(result.checkpoint + "/recipe.yaml")}};
+  const std::string classes = result.checkpoint + "/" + kClassNamesFile;
+  if (fs::exists(classes)) {
+    metadata[kClassNamesMetadata] = checkpoint_text(classes);
+    const std::string& names = metadata[kClassNamesMetadata];
+    result.class_names = std::count(names.begin(), names.end(), '\n');
+  }
+  return metadata;
 }
 
 }  // namespace
@@ -73,7 +98,7 @@ ExportResult export_weights(const std::string& source, const std::string& out, c
   std::error_code ec;
   if (!folder.empty()) fs::create_directories(folder, ec);
   if (ec) throw Error(fmt::format("{}: cannot create the folder for {} ({})", folder.string(), out, ec.message()));
-  write_safetensors(out, weights, {{"format", "pt"}, {"arch", result.arch}, {"step", std::to_string(result.step)}});
+  write_safetensors(out, weights, export_metadata(result));
   return result;
 }
 

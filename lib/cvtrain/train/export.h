@@ -11,6 +11,12 @@ class Module;
 
 namespace cvtrain {
 
+// What an exported file carries beside the weights, in its safetensors metadata: the recipe the
+// run was trained with (the checkpoint's recipe.yaml) and its class names (its classes.txt, one per
+// line), so `cvtrain predict --weights FILE` needs neither the run folder nor a recipe.
+inline constexpr const char* kRecipeMetadata = "cvtrain.recipe";
+inline constexpr const char* kClassNamesMetadata = "cvtrain.classes";
+
 struct ExportResult {
   std::string checkpoint;   // the checkpoint folder the weights came from
   std::string arch;
@@ -19,6 +25,7 @@ struct ExportResult {
   int64_t step = 0;
   int64_t tensors = 0, values = 0;  // tensors written and the numbers they hold
   bool ema = false;                 // the weight average was written
+  int64_t class_names = 0;          // names carried in the metadata (0: the checkpoint had none)
 };
 
 // `source`: a checkpoint folder (step-N with its COMPLETE marker) or a run folder, whose newest

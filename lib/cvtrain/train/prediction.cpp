@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -23,8 +25,10 @@
 #include "cvtrain/data/image_files.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/models/classifier.h"
+#include "cvtrain/models/safetensors.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/checkpoint.h"
+#include "cvtrain/train/export.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_builder.h"
 
@@ -42,17 +46,15 @@ std::vector<std::string> numbers_from(size_t first, int64_t count, std::vector<s
   return names;
 }
 
-// timm's --class-map (and a checkpoint's classes.txt): one name per line in label order; blank
-// lines at the end are no classes.
-std::vector<std::string> names_in_file(const std::string& path, int64_t classes) {
-  const std::optional<std::string> text = read_text_file(path);
-  if (!text) throw Error(fmt::format("{}: cannot read the class names", path));
+// One name per line in label order, as timm's --class-map, a checkpoint's classes.txt and an
+// exported file's metadata hold them; blank lines at the end are no classes.
+std::vector<std::string> names_in_text(const std::string& text, const std::string& source, int64_t classes) {
   std::vector<std::string> names;
   size_t start = 0;
-  while (start < text->size()) {
-    size_t end = text->find('\n', start);
-    if (end == std::string::npos) end = text->size();
-    std::string line = text->substr(start, end - start);
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
     names.push_back(line);
     start = end + 1;
@@ -60,8 +62,33 @@ std::vector<std::string> names_in_file(const std::string& path, int64_t classes)
   while (!names.empty() && names.back().empty()) names.pop_back();
   if (static_cast<int64_t>(names.size()) != classes)
     throw Error(
-        fmt::format("{}: {} class name(s), one per line, but the model has model.num_classes {} outputs", path, names.size(), classes));
+        fmt::format("{}: {} class name(s), one per line, but the model has model.num_classes {} outputs", source, names.size(), classes));
   return names;
+}
+
+std::vector<std::string> names_in_file(const std::string& path, int64_t classes) {
+  const std::optional<std::string> text = read_text_file(path);
+  if (!text) throw Error(fmt::format("{}: cannot read the class names", path));
+  return names_in_text(*text, path, classes);
+}
+
+// The names kept with the weights: a checkpoint's classes.txt (training writes it), or the metadata
+// of a file `cvtrain export` wrote. `from` says which.
+std::optional<std::string> names_kept_with(const std::string& weights_file, bool in_checkpoint, std::string& from) {
+  if (weights_file.empty()) return std::nullopt;
+  if (in_checkpoint) {
+    from = (std::filesystem::path(weights_file).parent_path() / kClassNamesFile).string();
+    return std::filesystem::exists(from) ? read_text_file(from) : std::nullopt;
+  }
+  from = weights_file;
+  try {
+    const std::map<std::string, std::string> metadata = read_safetensors_metadata(weights_file);
+    const auto names = metadata.find(kClassNamesMetadata);
+    if (names != metadata.end()) return names->second;
+  } catch (const NotSafetensors&) {
+    // Not a safetensors file: loading the weights says so.
+  }
+  return std::nullopt;
 }
 
 // Per class, how likely: the softmax a cross-entropy model was trained for, or for train.loss bce
@@ -128,8 +155,8 @@ int64_t PredictionReport::unreadable() const {
   return std::count_if(images.begin(), images.end(), [](const ImagePrediction& image) { return !image.error.empty(); });
 }
 
-std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, const std::string& checkpoint_folder,
-                                                std::string& from) {
+std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, const std::string& weights_file,
+                                                bool in_checkpoint, std::string& from) {
   const int64_t classes = recipe.model.num_classes;
   if (!classes_file.empty()) {
     from = classes_file;
@@ -139,11 +166,8 @@ std::vector<std::string> prediction_class_names(const Recipe& recipe, const std:
     from = "data.class_names";
     return numbers_from(recipe.data.class_names.size(), classes, recipe.data.class_names);
   }
-  const std::string kept = checkpoint_folder + "/" + kClassNamesFile;
-  if (!checkpoint_folder.empty() && std::filesystem::exists(kept)) {
-    from = kept;
-    return names_in_file(kept, classes);
-  }
+  if (const std::optional<std::string> kept = names_kept_with(weights_file, in_checkpoint, from))
+    return names_in_text(*kept, from, classes);
   if (!recipe.data.train.empty() && names_classes(recipe.data.format)) {
     try {
       if (auto names = class_names_at(recipe.data, recipe.data.train)) {
@@ -162,9 +186,8 @@ PredictionReport predict_images(const Recipe& recipe, const PredictRequest& requ
   PredictionReport report;
   const ImageFilesDataset files(image_files_of(request.inputs), static_cast<int>(model_channels(recipe)));
   std::tie(report.weights_file, report.checkpoint_step) = choose_weights(recipe, request.weights);
-  const std::string checkpoint_folder =
-      report.checkpoint_step >= 0 ? std::filesystem::path(report.weights_file).parent_path().string() : std::string();
-  report.class_names = prediction_class_names(recipe, request.classes_file, checkpoint_folder, report.class_names_from);
+  report.class_names =
+      prediction_class_names(recipe, request.classes_file, report.weights_file, report.checkpoint_step >= 0, report.class_names_from);
   Recipe without_pretrained = recipe;  // the chosen weights are loaded below, strictly
   without_pretrained.model.pretrained.clear();
   TrainingRun run = build_inference_run(without_pretrained, files.channels());

@@ -43,12 +43,12 @@ struct PredictionReport {
 // RecipeError when no weights are named.
 PredictionReport predict_images(const Recipe& recipe, const PredictRequest& request);
 
-// The class names to print, in label order: --classes FILE, else data.class_names, else the
-// checkpoint folder's classes.txt (written by training; `checkpoint_folder` "" for a weights file),
-// else data.train's where that data is here (folders, shards, a list), else the numbers. `from`
-// says which.
-std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, const std::string& checkpoint_folder,
-                                                std::string& from);
+// The class names to print, in label order: --classes FILE, else data.class_names, else those kept
+// with the weights (a checkpoint's classes.txt, written by training, when `in_checkpoint`; else an
+// exported file's metadata), else data.train's where that data is here (folders, shards, a list),
+// else the numbers. `from` says which.
+std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, const std::string& weights_file,
+                                                bool in_checkpoint, std::string& from);
 
 // path,class_1,label_1,probability_1,...,class_K,label_K,probability_K,error (RFC 4180 quoting).
 std::string predictions_csv(const PredictionReport& report, int64_t top_k);
