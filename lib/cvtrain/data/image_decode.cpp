@@ -12,6 +12,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/libjpeg_errors.h"
+#include "cvtrain/data/png_chunks.h"
 
 #ifdef CVTRAIN_WITH_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
@@ -121,6 +122,7 @@ JpegJob run_or_throw(JpegJob job, const std::string& name) {
 
 #ifdef CVTRAIN_WITH_IMGCODECS
 Image decode_with_opencv(const std::vector<uint8_t>& bytes, const std::string& name) {
+  if (const std::optional<std::string> damage = png_damage(bytes)) throw Error(fmt::format("{}: {}", name, *damage));
   const cv::Mat raw(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<uint8_t*>(bytes.data()));
   cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR);  // 8-bit BGR whatever the depth, alpha dropped
   if (decoded.empty()) throw Error(fmt::format("{}: not a readable image", name));
