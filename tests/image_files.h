@@ -5,6 +5,8 @@
 #include <turbojpeg.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -28,6 +30,36 @@ inline std::vector<uint8_t> encode_jpeg_pixels(const std::vector<uint8_t>& pixel
   tjDestroy(handle);
   if (rc != 0) throw std::runtime_error("tjCompress2 failed");
   return bytes;
+}
+
+// A w x h RGB picture of one continuous scene per `scene`: smooth random fields at three scales
+// (value noise, falling off as natural images do), so two sizes of one scene are the same picture
+// resized and two scenes are unrelated pictures.
+inline std::vector<uint8_t> scene_rgb(int w, int h, int scene) {
+  const auto lattice = [scene](int grid, int gx, int gy, int channel) {  // a repeatable value in [0, 1) per lattice point
+    uint32_t v = static_cast<uint32_t>(scene * 7919 + grid * 104729 + gx * 31337 + gy * 2749 + channel * 65537);
+    v ^= v >> 16, v *= 0x7feb352d, v ^= v >> 15, v *= 0x846ca68b, v ^= v >> 16;
+    return (v & 0xffff) / 65536.0;
+  };
+  const auto field = [&](double u, double v, int channel) {
+    double sum = 0, amplitude = 1;
+    for (int grid = 3; grid <= 12; grid *= 2, amplitude /= 2) {
+      const double x = u * grid, y = v * grid;
+      const int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
+      const double fx = x - x0, fy = y - y0;
+      const double top = lattice(grid, x0, y0, channel) * (1 - fx) + lattice(grid, x0 + 1, y0, channel) * fx;
+      const double bottom = lattice(grid, x0, y0 + 1, channel) * (1 - fx) + lattice(grid, x0 + 1, y0 + 1, channel) * fx;
+      sum += amplitude * (top * (1 - fy) + bottom * fy);
+    }
+    return sum / 1.75;
+  };
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        rgb[(static_cast<size_t>(y) * w + x) * 3 + c] =
+            static_cast<uint8_t>(std::clamp(255.0 * field((x + 0.5) / w, (y + 0.5) / h, c), 0.0, 255.0));
+  return rgb;
 }
 
 // A w x h RGB JPEG of colour (red, 40, blue), no chroma subsampling (colours stay exact).

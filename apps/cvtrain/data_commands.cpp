@@ -104,27 +104,39 @@ Command add_pack_command(CLI::App& data) {
   return {cmd, [args] { return run_data_pack(*args); }};
 }
 
-// `data inspect PATH --against OTHER`: OTHER's samples that are byte-for-byte samples of PATH (a
-// validation set that holds training images scores them as seen). Prints them; true if any.
-// --against: OTHER's samples that hold the same bytes as samples of the inspected set.
-CopyFinding copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, const DataArgs& args,
-                      size_t& other_samples) {
+// `data inspect PATH --against OTHER` (the validation set): OTHER's samples that are samples of
+// PATH, byte for byte or re-encoded or resized; scored as unseen, they are seen.
+struct AgainstFinding {
+  size_t samples = 0;  // OTHER's
+  CopyFinding copies, look_alikes;
+};
+
+AgainstFinding copies_in(const std::string& other_path, const Dataset& dataset, const DatasetInspection& inspection, const DataArgs& args) {
   const auto other = open_for_tool(other_path, "auto", args.root);
   const Stopwatch clock;
-  const Fingerprints prints = fingerprint_all(*other, args.pack.workers, sample_progress("reading " + other_path, clock));
-  other_samples = other->size();
-  return copies_between(inspection.fingerprints, dataset, prints, *other);
+  const SamplePrints prints = fingerprint_all(*other, args.pack.workers, true, sample_progress("reading " + other_path, clock));
+  return {other->size(), copies_between(inspection.prints.bytes, dataset, prints.bytes, *other),
+          look_alikes_between(inspection.prints, dataset, prints, *other, args.pack.workers)};
 }
 
-void print_copies_in(const std::string& other_path, size_t other_samples, const CopyFinding& leak) {
-  if (leak.copies == 0) {
-    std::printf("against %s: none of its %zu samples holds the same bytes as a sample here\n", other_path.c_str(), other_samples);
-    return;
-  }
-  std::printf("against %s: %zu of its %zu samples hold the same bytes as samples here (scored as unseen, they are seen)%s:\n%s",
-              other_path.c_str(), leak.copies, other_samples,
-              leak.other_class > 0 ? fmt::format("; {} of them under another class", leak.other_class).c_str() : "",
-              example_lines(leak).c_str());
+std::string other_classes(const CopyFinding& finding) {
+  return finding.other_class > 0 ? fmt::format("; {} of them under another class", finding.other_class) : "";
+}
+
+void print_copies_in(const std::string& other_path, const AgainstFinding& found) {
+  if (found.copies.copies == 0)
+    std::printf("against %s: none of its %zu samples holds the same bytes as a sample here\n", other_path.c_str(), found.samples);
+  else
+    std::printf("against %s: %zu of its %zu samples hold the same bytes as samples here (scored as unseen, they are seen)%s:\n%s",
+                other_path.c_str(), found.copies.copies, found.samples, other_classes(found.copies).c_str(),
+                example_lines(found.copies).c_str());
+  if (found.look_alikes.copies == 0)
+    std::printf("against %s: none of its samples looks like a sample here without holding its bytes\n", other_path.c_str());
+  else
+    std::printf(
+        "against %s: %zu of its samples look like samples here without holding their bytes (re-encoded or resized "
+        "copies: seen too)%s:\n%s",
+        other_path.c_str(), found.look_alikes.copies, other_classes(found.look_alikes).c_str(), example_lines(found.look_alikes).c_str());
 }
 
 Command add_inspect_command(CLI::App& data) {
@@ -136,7 +148,8 @@ Command add_inspect_command(CLI::App& data) {
   cmd->add_option("path", args->source, "Shards folder, ImageFolder tree, image list (.csv, .tsv, .txt) or IDX file")->required();
   cmd->add_flag(
       "--verify", args->verify,
-      "Read and decode every sample (shards: and check its bytes against the CRC-32C the pack stored); exit 1 if any is unusable");
+      "Read and decode every sample (shards: and check its bytes against the CRC-32C the pack stored); exit 1 if any is unusable;\n"
+      "list copies (the same bytes) and look-alikes (the same picture re-encoded or resized)");
   cmd->add_option("--workers", args->pack.workers, "Threads that read and decode")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--samples", args->inspect_samples, "Without --verify: samples read for formats and sizes, spread over the set")
       ->check(CLI::Range(1, 100000000))
@@ -146,12 +159,13 @@ Command add_inspect_command(CLI::App& data) {
       ->check(not_negative())
       ->capture_default_str();
   cmd->add_option("--against", args->against,
-                  "Another dataset (the validation set): its samples that hold the same bytes as samples of PATH are listed; "
-                  "implies --verify; exit 1 if any");
+                  "Another dataset (the validation set): its samples that hold the same bytes as samples of PATH, or look like\n"
+                  "them (re-encoded or resized), are listed; implies --verify; exit 1 if any");
   cmd->add_flag("--all-classes", args->all_classes, "List every class's sample count (else the 5 smallest and largest beyond 20 classes)");
   cmd->add_flag("--json", args->json,
                 "Print one JSON object instead: every class, the formats and JPEG codings, the side quantiles, what nvJPEG\n"
-                "takes, the unreadable samples, the copies (with --verify) and --against's finding; the exit code as without");
+                "takes, the unreadable samples, the copies and look-alikes (with --verify) and --against's findings; the exit\n"
+                "code as without");
   add_format_option(*cmd, *args);
   return {cmd, [args] {
             const auto dataset = open_for_tool(args->source, args->format, args->root);
@@ -164,14 +178,16 @@ Command add_inspect_command(CLI::App& data) {
             options.progress = sample_progress("verifying", clock);
             const DatasetInspection inspection = inspect_dataset(*dataset, args->source, options);
             if (!args->json) std::fputs(inspection.summary(args->all_classes).c_str(), stdout);
-            CopyFinding leak;
-            size_t other_samples = 0;
-            if (!args->against.empty()) leak = copies_in(args->against, *dataset, inspection, *args, other_samples);
+            AgainstFinding found;
+            if (!args->against.empty()) found = copies_in(args->against, *dataset, inspection, *args);
             if (args->json)
-              std::fputs(inspection.json(args->against.empty() ? "" : against_json(args->against, other_samples, leak)).c_str(), stdout);
+              std::fputs(
+                  inspection.json(args->against.empty() ? "" : against_json(args->against, found.samples, found.copies, found.look_alikes))
+                      .c_str(),
+                  stdout);
             else if (!args->against.empty())
-              print_copies_in(args->against, other_samples, leak);
-            return inspection.unreadable.empty() && leak.copies == 0 ? 0 : kExitRuntimeError;
+              print_copies_in(args->against, found);
+            return inspection.unreadable.empty() && found.copies.copies == 0 && found.look_alikes.copies == 0 ? 0 : kExitRuntimeError;
           }};
 }
 

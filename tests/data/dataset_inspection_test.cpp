@@ -111,7 +111,9 @@ TEST_CASE("data inspect counts an ImageFolder's formats and the JPEGs nvJPEG lea
 
   // --json: the same facts, as numbers a script reads.
   const JsonValue json =
-      parse_json(verified.json(against_json("val", 4, CopyFinding{1, 1, {"v/a.jpg (dog) = cat/x.jpg (cat)"}, {}})), "json");
+      parse_json(verified.json(against_json("val", 4, CopyFinding{1, 1, {"v/a.jpg (dog) = cat/x.jpg (cat)"}, {}},
+                                            CopyFinding{2, 0, {}, {"v/b.jpg looks like cat/y.jpg", "v/c.jpg looks like cat/z.jpg"}})),
+                 "json");
   CHECK(json.text("format") == "ImageFolder");
   CHECK(json.number("samples") == 8);
   REQUIRE(json["classes"].array().size() == 2);
@@ -129,6 +131,9 @@ TEST_CASE("data inspect counts an ImageFolder's formats and the JPEGs nvJPEG lea
   CHECK(json["against"].number("samples") == 4);
   CHECK(json["against"]["found"].number("other_class") == 1);
   CHECK(json["against"]["found"]["other_class_examples"].array().size() == 1);
+  CHECK(json["look_alikes"].number("copies") == 0);
+  CHECK(json["against"]["look_alikes"].number("copies") == 2);
+  CHECK(json["against"]["look_alikes"]["same_class_examples"].array().size() == 2);
 }
 
 TEST_CASE("data inspect reads a spread of a large set unless verifying, and shortens a long class list", "[data]") {

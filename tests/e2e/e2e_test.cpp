@@ -374,13 +374,24 @@ TEST_CASE("an image list trains as the folder it lists, its validation list scor
   CHECK_THAT(green.output, Catch::Contains("green"));
 }
 
-TEST_CASE("data inspect summarises an IDX file: classes and one pixel size, no decoder to choose", "[e2e]") {
+TEST_CASE("data inspect summarises an IDX file (classes, one pixel size, no decoder) and finds test images that repeat training ones",
+          "[e2e]") {
   TempDir dir;
   const RunResult idx = run_cvtrain("data inspect /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz", dir);
   REQUIRE(idx.exit_code == 0);
   CHECK_THAT(idx.output, Catch::Contains("t10k-images-idx3-ubyte.gz: IDX, 10000 samples, 10 classes") && Catch::Contains("    1000  9\n") &&
                              Catch::Contains("images (1000 read, spread over the set") && Catch::Contains("formats: pixels 1000") &&
                              Catch::Contains("size: 28 x 28 px, every one") && !Catch::Contains("nvjpeg"));
+  // Against the training set: no byte copies, but test images that are training products
+  // photographed again (looked at: t10k #2023 is train #33019's trousers) are named, and fail the check.
+  const std::string train = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+  const RunResult leak =
+      run_cvtrain("data inspect " + train + " --against /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz", dir);
+  INFO(leak.output);
+  CHECK(leak.exit_code == 1);
+  CHECK_THAT(leak.output, Catch::Contains("none of its 10000 samples holds the same bytes as a sample here") &&
+                              Catch::Contains("20 of its samples look like samples here without holding their bytes") &&
+                              Catch::Contains("t10k-images-idx3-ubyte.gz #2023 looks like " + train + " #33019"));
 }
 
 TEST_CASE("Mixup and CutMix train with soft targets", "[e2e]") {

@@ -14,6 +14,7 @@
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/image_list.h"
 #include "cvtrain/data/jpeg_coding.h"
+#include "cvtrain/data/perceptual_hash.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/data/strided_threads.h"
 
@@ -26,6 +27,7 @@ struct SampleFacts {
   std::string format;
   uint64_t bytes = 0;
   std::optional<uint64_t> fingerprint;  // read with verify
+  std::optional<uint64_t> look;         // decoded with verify: its perceptual hash
   std::optional<ImageSize> size;
   std::optional<JpegCoding> coding;
 };
@@ -39,6 +41,7 @@ SampleFacts examine(const Dataset& dataset, size_t index, bool decode, int64_t m
     RawSample raw = dataset.read(index);
     if (decode) facts.fingerprint = content_fingerprint(raw);
     if (raw.has_pixels()) {
+      if (decode) facts.look = perceptual_hash(raw.image);
       facts.format = "pixels";
       facts.size = ImageSize{raw.image.width, raw.image.height};
       return facts;
@@ -52,6 +55,7 @@ SampleFacts examine(const Dataset& dataset, size_t index, bool decode, int64_t m
     if (decode || !facts.size || facts.format.empty()) {
       const Image image = decode_image(raw.encoded, dataset.describe(index));
       facts.size = ImageSize{image.width, image.height};
+      if (decode) facts.look = perceptual_hash(image);
     }
     if (facts.format.empty()) facts.format = "other";
   } catch (const Error& e) {
@@ -97,7 +101,7 @@ std::vector<size_t> samples_to_read(size_t total, bool all, size_t wanted) {
 
 void read_samples(const Dataset& dataset, const InspectOptions& options, DatasetInspection& inspection) {
   const std::vector<size_t> picks = samples_to_read(dataset.size(), options.verify, options.census_samples);
-  if (options.verify) inspection.fingerprints.resize(dataset.size());
+  if (options.verify) inspection.prints.bytes.resize(dataset.size()), inspection.prints.looks.resize(dataset.size());
   const auto workers = static_cast<size_t>(std::max<int64_t>(1, options.workers));
   const size_t block = 256 * workers;
   for (size_t first = 0; first < picks.size(); first += block) {
@@ -107,7 +111,8 @@ void read_samples(const Dataset& dataset, const InspectOptions& options, Dataset
                      [&](size_t i) { facts[i - first] = examine(dataset, picks[i], options.verify, options.max_image_pixels); });
     for (size_t i = first; i < last; ++i) {
       SampleFacts& sample = facts[i - first];
-      if (options.verify && sample.failure.empty()) inspection.fingerprints[picks[i]] = sample.fingerprint;
+      if (options.verify && sample.failure.empty())
+        inspection.prints.bytes[picks[i]] = sample.fingerprint, inspection.prints.looks[picks[i]] = sample.look;
       if (sample.failure.empty())
         count(inspection.census, sample);
       else
@@ -262,6 +267,18 @@ std::string copy_lines(const DatasetInspection& in) {
   return out + ":\n" + example_lines(c);
 }
 
+std::string look_alike_lines(const DatasetInspection& in) {
+  if (!in.verified) return "";
+  const CopyFinding& c = in.look_alikes;
+  if (c.copies == 0) return "look-alikes: none (no sample is another one re-encoded or resized)\n";
+  std::string out = fmt::format(
+      "look-alikes: {} sample(s) look like an earlier one without holding its bytes (re-encoded or resized: perceptual "
+      "hashes within {} of 64 bits, pictures correlating at least {})",
+      c.copies, kLookAlikeBits, kSamePictureCorrelation);
+  if (c.other_class > 0) out += fmt::format("; {} of them under another class", c.other_class);
+  return out + ":\n" + example_lines(c);
+}
+
 std::string unreadable_lines(const DatasetInspection& in) {
   constexpr size_t kListed = 100;
   std::string out;
@@ -322,12 +339,13 @@ std::string DatasetInspection::json(const std::string& against) const {
              "\"census\": {}, \"verified\": {}, \"unreadable\": {}",
              json_string(path), json_string(format), samples, shards, stored_bytes, join(classes, ", "), census_json(census),
              verified ? "true" : "false", strings_json(unreadable)) +
-         (verified ? ", \"copies\": " + copies_json(copies) : "") + (against.empty() ? "" : ", " + against) + "}\n";
+         (verified ? ", \"copies\": " + copies_json(copies) + ", \"look_alikes\": " + copies_json(look_alikes) : "") +
+         (against.empty() ? "" : ", " + against) + "}\n";
 }
 
-std::string against_json(const std::string& other_path, size_t other_samples, const CopyFinding& leak) {
-  return fmt::format("\"against\": {{\"path\": {}, \"samples\": {}, \"found\": {}}}", json_string(other_path), other_samples,
-                     copies_json(leak));
+std::string against_json(const std::string& other_path, size_t other_samples, const CopyFinding& leak, const CopyFinding& look_alikes) {
+  return fmt::format("\"against\": {{\"path\": {}, \"samples\": {}, \"found\": {}, \"look_alikes\": {}}}", json_string(other_path),
+                     other_samples, copies_json(leak), copies_json(look_alikes));
 }
 
 DatasetInspection inspect_dataset(const Dataset& dataset, const std::string& path, const InspectOptions& options) {
@@ -343,14 +361,18 @@ DatasetInspection inspect_dataset(const Dataset& dataset, const std::string& pat
   }
   inspection.verified = options.verify;
   read_samples(dataset, options, inspection);
-  if (options.verify) inspection.copies = copies_within(inspection.fingerprints, dataset);
+  if (options.verify) {
+    inspection.copies = copies_within(inspection.prints.bytes, dataset);
+    inspection.look_alikes = look_alikes_within(inspection.prints, dataset, options.workers);
+  }
   if (inspection.census.every_sample && inspection.unreadable.empty() && inspection.stored_bytes == 0)
     inspection.stored_bytes = inspection.census.encoded_bytes;
   return inspection;
 }
 
 std::string DatasetInspection::summary(bool all_classes) const {
-  return first_line(*this) + class_lines(*this, all_classes) + census_lines(*this) + copy_lines(*this) + unreadable_lines(*this);
+  return first_line(*this) + class_lines(*this, all_classes) + census_lines(*this) + copy_lines(*this) + look_alike_lines(*this) +
+         unreadable_lines(*this);
 }
 
 }  // namespace cvtrain

@@ -37,8 +37,9 @@ struct DatasetInspection {
   ImageCensus census;
   bool verified = false;
   std::vector<std::string> unreadable;  // why each unusable sample that was read failed
-  Fingerprints fingerprints;            // with verify: every sample's content fingerprint
+  SamplePrints prints;                  // with verify: every sample's content fingerprint and perceptual hash
   CopyFinding copies;                   // with verify: samples byte-identical to an earlier one
+  CopyFinding look_alikes;              // with verify: samples that look like an earlier one, their bytes not the same
 
   // The report `data inspect` prints; with many classes only the smallest and largest are listed
   // unless `all_classes`.
@@ -48,8 +49,8 @@ struct DatasetInspection {
   std::string json(const std::string& against = "") const;
 };
 
-// `--against`'s finding as JSON members ("against": {...}), for DatasetInspection::json.
-std::string against_json(const std::string& other_path, size_t other_samples, const CopyFinding& leak);
+// `--against`'s findings as JSON members ("against": {...}), for DatasetInspection::json.
+std::string against_json(const std::string& other_path, size_t other_samples, const CopyFinding& leak, const CopyFinding& look_alikes);
 
 struct InspectOptions {
   bool verify = false;                                // read and decode every sample (shards: and check its CRC-32C)
