@@ -34,6 +34,47 @@ void write_result(const std::string& path, const std::string& contents) {
   write_file_atomically(path, contents);
 }
 
+// A folder of this process's own under the system's temporary one, removed with the object.
+struct ScratchFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / fmt::format("cvtrain-{}", getpid());
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+// The recipe a file `cvtrain export` wrote carries (export.h), written into `scratch` under the
+// file's name; "" for weights without one (timm's, torchvision's, a checkpoint's own file).
+std::string recipe_carried_by(const std::string& weights, const ScratchFolder& scratch) {
+  const std::map<std::string, std::string> metadata = read_safetensors_metadata(weights);
+  const auto recipe = metadata.find(kRecipeMetadata);
+  if (recipe == metadata.end()) return "";
+  std::filesystem::create_directories(scratch.path);
+  const std::string path = (scratch.path / (std::filesystem::path(weights).filename().string() + ".recipe.yaml")).string();
+  write_file_atomically(path, recipe->second);
+  return path;
+}
+
+// --recipe's default for commands that take weights: the checkpoint's recipe.yaml, else the one an
+// exported --weights file carries; else a RecipeError saying what would do.
+std::string recipe_of_weights(const EvalRequest& weights, const ScratchFolder& scratch) {
+  if (!weights.checkpoint.empty()) return checkpoint_folder_of(weights.checkpoint) + "/recipe.yaml";
+  if (weights.weights.empty())
+    throw RecipeError(
+        {"name the weights: --checkpoint RUN (a run folder or one of its checkpoints), --weights F.safetensors, or "
+         "--recipe R with model.pretrained"});
+  const std::string carried = recipe_carried_by(weights.weights, scratch);
+  if (!carried.empty()) return carried;
+  const std::filesystem::path folder = std::filesystem::path(weights.weights).parent_path();
+  if (std::filesystem::exists(folder / "COMPLETE") && std::filesystem::exists(folder / "recipe.yaml"))
+    throw RecipeError({fmt::format("--weights {}: the file lies in a checkpoint, which brings its recipe: write --checkpoint {}",
+                                   weights.weights, folder.string())});
+  throw RecipeError(
+      {fmt::format("--weights {}: give --recipe too (its model section: model.arch, model.num_classes, "
+                   "model.image_size); a checkpoint brings its own, and so does a file cvtrain export wrote",
+                   weights.weights)});
+}
+
 struct EvalArgs {
   RecipeArgs recipe;
   EvalRequest request;
@@ -42,7 +83,9 @@ struct EvalArgs {
 
 // The job's ranks, launched as training would launch them, evaluate and stop; rank 0 prints the
 // figures and writes them as JSON.
-int run_eval(const EvalArgs& args, int argc, char** argv) {
+int run_eval(EvalArgs& args, int argc, char** argv) {
+  const ScratchFolder scratch;
+  if (args.recipe.recipe.empty()) args.recipe.recipe = recipe_of_weights(args.request, scratch);
   return as_rank_or_launcher(args.recipe, argc, argv, [&args](const Recipe& recipe, const std::optional<RankInfo>& rank) {
     const EvalReport report = evaluate_weights(recipe, rank_of_process(rank, recipe.distributed), args.request);
     if (rank && rank->rank != 0) return 0;
@@ -61,7 +104,8 @@ Command add_eval_command(CLI::App& app, int argc, char** argv) {
                                  "sample once, on the recipe's ranks and strategy, at model.image_size, data.eval_crop_fraction and\n"
                                  "data.eval_interpolation (override them to evaluate at another resolution, crop or filter: timm's ViT,\n"
                                  "DeiT and ConvNeXt weights were scored bicubic). Prints the figures and writes them to OUTPUT/eval.json");
-  add_recipe_args(*cmd, args->recipe, true);
+  add_recipe_args(*cmd, args->recipe, false);
+  cmd->get_option("--recipe")->description("YAML recipe (default: the checkpoint's own, or the one a file cvtrain export wrote carries)");
   auto* checkpoint_option = cmd->add_option("--checkpoint", args->request.checkpoint,
                                             "A checkpoint folder (run/checkpoints/step-N) or a run folder (its newest)");
   cmd->add_option("--weights", args->request.weights,
@@ -129,53 +173,18 @@ void split_inputs_and_overrides(PredictArgs& args) {
   }
 }
 
-// The recipe a file `cvtrain export` wrote carries (export.h), loaded from a temporary copy named
-// after the file; nullopt for weights without one (timm's, torchvision's, a checkpoint's file).
-std::optional<Recipe> recipe_carried_by(const std::string& weights, RecipeArgs args) {
-  const std::map<std::string, std::string> metadata = read_safetensors_metadata(weights);
-  const auto recipe = metadata.find(kRecipeMetadata);
-  if (recipe == metadata.end()) return std::nullopt;
-  struct TemporaryFolder {
-    std::filesystem::path path = std::filesystem::temp_directory_path() / fmt::format("cvtrain-{}", getpid());
-    TemporaryFolder() { std::filesystem::create_directories(path); }
-    ~TemporaryFolder() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } folder;
-  args.recipe = (folder.path / (std::filesystem::path(weights).filename().string() + ".recipe.yaml")).string();
-  write_file_atomically(args.recipe, recipe->second);
-  return load(args);
-}
-
-// --weights without --recipe: the recipe the file carries, else an error saying what would do.
-Recipe recipe_for_weights_file(const std::string& weights, const RecipeArgs& args) {
-  if (std::optional<Recipe> carried = recipe_carried_by(weights, args)) return *carried;
-  const std::filesystem::path folder = std::filesystem::path(weights).parent_path();
-  if (std::filesystem::exists(folder / "COMPLETE") && std::filesystem::exists(folder / "recipe.yaml"))
-    throw RecipeError({fmt::format("--weights {}: the file lies in a checkpoint, which brings its recipe: write --checkpoint {}", weights,
-                                   folder.string())});
-  throw RecipeError(
-      {fmt::format("--weights {}: give --recipe too (its model section: model.arch, model.num_classes, "
-                   "model.image_size); a checkpoint brings its own, and so does a file cvtrain export wrote",
-                   weights)});
-}
-
 // --recipe, else the recipe the checkpoint was trained with (its model, data and precision
 // sections; an exported file carries it too); the data need not be on this machine.
 Recipe prediction_recipe(PredictArgs& args) {
   args.recipe.check_paths = false;
+  const ScratchFolder scratch;
   if (args.recipe.recipe.empty()) {
-    if (args.request.weights.checkpoint.empty() && args.request.weights.weights.empty()) {
-      // `cvtrain predict runs/x photo.jpg`, as `cvtrain export runs/x` is spelled: the run is no image.
-      const std::string& first = args.request.inputs.front();
-      const bool a_run = std::filesystem::exists(first + "/checkpoints") || std::filesystem::exists(first + "/COMPLETE");
-      throw RecipeError({a_run ? fmt::format("{} is a run or checkpoint, not images: write --checkpoint {}", first, first)
-                               : "cvtrain predict: name the weights: --checkpoint RUN (a run folder or one of its checkpoints), or "
-                                 "--weights F.safetensors with --recipe R"});
-    }
-    if (args.request.weights.checkpoint.empty()) return recipe_for_weights_file(args.request.weights.weights, args.recipe);
-    args.recipe.recipe = checkpoint_folder_of(args.request.weights.checkpoint) + "/recipe.yaml";
+    const std::string& first = args.request.inputs.front();
+    const bool no_weights = args.request.weights.checkpoint.empty() && args.request.weights.weights.empty();
+    // `cvtrain predict runs/x photo.jpg`, as `cvtrain export runs/x` is spelled: the run is no image.
+    if (no_weights && (std::filesystem::exists(first + "/checkpoints") || std::filesystem::exists(first + "/COMPLETE")))
+      throw RecipeError({fmt::format("{} is a run or checkpoint, not images: write --checkpoint {}", first, first)});
+    args.recipe.recipe = recipe_of_weights(args.request.weights, scratch);
   }
   return load(args.recipe);
 }
@@ -212,7 +221,9 @@ Command add_predict_command(CLI::App& app) {
                          "first files' classes and writes every file's to OUTPUT/predictions.csv (or --out; .jsonl for JSON lines).\n"
                          "An unreadable file gets a row saying why, the others go on, and the exit code is 1.\n"
                          "  cvtrain predict --checkpoint runs/quickstart photos/ shoe.png");
-  cmd->add_option("--recipe,-r", args->recipe.recipe, "YAML recipe (default: the checkpoint's own)")->check(CLI::ExistingFile);
+  cmd->add_option("--recipe,-r", args->recipe.recipe,
+                  "YAML recipe (default: the checkpoint's own, or the one a file cvtrain export wrote carries)")
+      ->check(CLI::ExistingFile);
   auto* checkpoint_option = cmd->add_option("--checkpoint", args->request.weights.checkpoint,
                                             "A checkpoint folder (run/checkpoints/step-N, run/best) or a run folder (its newest)");
   cmd->add_option("--weights", args->request.weights.weights,

@@ -191,6 +191,18 @@ TEST_CASE("a validation tree without one of the classes is scored by class name,
   INFO(eval.output);
   REQUIRE(eval.exit_code == 0);
   CHECK(numbers_after(read_text(dir.file("eval.json")), "top1").at(0) > 0.9);
+  // Without --recipe the checkpoint's own is taken, and an exported file carries it: the same figures.
+  const RunResult own = run_cvtrain("eval --checkpoint " + dir.file("run") + " --out " + dir.file("own.json") + " && " +
+                                        "$CVTRAIN export " + dir.file("run") + " --out " + dir.file("w.safetensors") +
+                                        " && $CVTRAIN eval --weights " + dir.file("w.safetensors") + " --out " + dir.file("exported.json"),
+                                    dir);
+  INFO(own.output);
+  REQUIRE(own.exit_code == 0);
+  for (const char* key : {"top1", "top5", "loss"}) {
+    INFO(key);
+    CHECK(numbers_after(read_text(dir.file("own.json")), key) == numbers_after(read_text(dir.file("eval.json")), key));
+    CHECK(numbers_after(read_text(dir.file("exported.json")), key) == numbers_after(read_text(dir.file("eval.json")), key));
+  }
 
   std::filesystem::rename(dir.file("both/blue"), dir.file("red_only/green"));
   const RunResult stranger = run_cvtrain("--recipe " + recipe + " output=" + dir.file("run2"), dir);
