@@ -22,7 +22,7 @@ constexpr const char* kDescription =
     "  cvtrain models                                            list model architectures\n"
     "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
     "  cvtrain data pack SRC DST | inspect PATH | bench PATH     dataset shards, contents and input-pipeline speed\n"
-    "  cvtrain eval --recipe FILE [--checkpoint DIR | --weights F] top-1, top-5 and loss on data.val\n"
+    "  cvtrain eval --checkpoint DIR | --weights F [--recipe FILE] top-1, top-5 and loss on data.val\n"
     "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
     "  cvtrain predict --checkpoint DIR IMAGE|FOLDER ...         each image's top classes and probabilities\n"
     "  cvtrain report RUN|SWEEP [--out FILE.html]                one HTML page: curves, step breakdown, ranks, verdicts\n"
