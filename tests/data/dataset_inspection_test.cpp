@@ -166,3 +166,15 @@ TEST_CASE("data inspect reads a spread of a large set unless verifying, and shor
   CHECK(all.stored_bytes == 78 * wide.size() + 247 * tall.size());  // 1 + ... + 12 wide, the rest tall
   CHECK_THAT(all.summary(), Catch::Contains("images (all 325 read)") && Catch::Contains("verified: 325 of 325"));
 }
+
+TEST_CASE("data inspect of a set without JPEGs says nvJPEG takes none of them", "[data]") {
+  TempDir dir;
+  const std::vector<uint8_t> rgb(12 * 10 * 3, 77);
+  for (const char* name : {"a/0.png", "a/1.png", "b/0.png"}) write_bytes(dir, std::string("pngs/") + name, encode_png(rgb, 12, 10, 2, 8));
+  const ImageFolderDataset pngs(dir.file("pngs"), 0);
+  const std::string summary = inspect_dataset(pngs, "pngs").summary();
+  CHECK_THAT(summary,
+             Catch::Contains("formats: PNG 3") &&
+                 Catch::Contains("data.decoder: nvjpeg would decode none of them on the GPU (it takes baseline JPEGs): all 3 on the CPU") &&
+                 !Catch::Contains("subsamplings"));
+}

@@ -251,6 +251,9 @@ std::string census_lines(const DatasetInspection& in) {
         "  {} progressive JPEGs ({}): decoded whole, about 2.5x slower than baseline ones (README, \"Progressive JPEGs\"); "
         "`cvtrain data pack` (without --keep-progressive) stores them as baseline, with the same pixels\n",
         progressive->second, percent(progressive->second, c.looked_at));
+  if (c.gpu_decodable == 0)
+    return out + fmt::format("  data.decoder: nvjpeg would decode none of them on the GPU (it takes baseline JPEGs): all {} on the CPU\n",
+                             c.looked_at);
   const std::string engine = c.hardware_subsampling == c.gpu_decodable ? "all" : fmt::format("{}", c.hardware_subsampling);
   return out + fmt::format(
                    "  data.decoder: nvjpeg would decode {} ({}) on the GPU, {} in subsamplings its hardware engine takes "
