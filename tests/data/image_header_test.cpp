@@ -61,3 +61,18 @@ TEST_CASE("image formats are named from their first bytes, and anything else is 
   CHECK(name({'G', 'I', 'F', '8', '9', 'a'}).empty());
   CHECK(name({}).empty());
 }
+
+TEST_CASE("image headers say how long BMP, WebP and binary netpbm files are, so a file cut short is told apart", "[data]") {
+  // The first bytes of the 37 x 21 files above: Pillow wrote a 2,406-byte BMP, a 920-byte WebP and
+  // a 2,344-byte PPM (13 header bytes, then 37 x 21 x 3 samples).
+  CHECK(declared_file_bytes({0x42, 0x4d, 0x66, 0x09, 0x00, 0x00}) == uint64_t{2406});
+  CHECK(declared_file_bytes({0x52, 0x49, 0x46, 0x46, 0x90, 0x03, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50}) == uint64_t{920});
+  const std::string ppm = "P6\n37 21\n255\n", deep = "P5\n# 16-bit\n4 2\n65535\n";
+  CHECK(declared_file_bytes({ppm.begin(), ppm.end()}) == uint64_t{2344});
+  CHECK(declared_file_bytes({deep.begin(), deep.end()}) == uint64_t{deep.size() + 4 * 2 * 2});
+  const std::string ascii = "P3\n37 21\n255\n";  // text samples: no fixed length
+  CHECK_FALSE(declared_file_bytes({ascii.begin(), ascii.end()}));
+  CHECK_FALSE(declared_file_bytes({0x42, 0x4d, 0x00, 0x00, 0x00, 0x00}));  // a BMP writer that left the size 0
+  CHECK_FALSE(declared_file_bytes({0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a}));
+  CHECK_FALSE(declared_file_bytes({}));
+}

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/image_header.h"
 #include "cvtrain/data/libjpeg_errors.h"
 #include "cvtrain/data/png_chunks.h"
 
@@ -125,7 +126,13 @@ Image decode_with_opencv(const std::vector<uint8_t>& bytes, const std::string& n
   if (const std::optional<std::string> damage = png_damage(bytes)) throw Error(fmt::format("{}: {}", name, *damage));
   const cv::Mat raw(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<uint8_t*>(bytes.data()));
   cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR);  // 8-bit BGR whatever the depth, alpha dropped
-  if (decoded.empty()) throw Error(fmt::format("{}: not a readable image", name));
+  if (decoded.empty()) {
+    const std::optional<uint64_t> declared = declared_file_bytes(bytes);
+    if (declared && *declared > bytes.size())
+      throw Error(fmt::format("{}: truncated {} (its header declares {} bytes, the file has {})", name, image_format_name(bytes), *declared,
+                              bytes.size()));
+    throw Error(fmt::format("{}: not a readable image", name));
+  }
   cv::cvtColor(decoded, decoded, cv::COLOR_BGR2RGB);
   Image image{std::vector<uint8_t>(decoded.total() * 3), decoded.rows, decoded.cols, 3};
   std::memcpy(image.pixels.data(), decoded.data, image.pixels.size());

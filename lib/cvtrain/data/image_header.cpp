@@ -1,12 +1,14 @@
 // image_header_size: the fixed places each format keeps its size (PNG's IHDR, BMP's info header,
-// WebP's VP8/VP8L/VP8X chunk, the netpbm text header).
+// WebP's VP8/VP8L/VP8X chunk, the netpbm text header); declared_file_bytes: where BMP, WebP and
+// binary netpbm say how long the file is.
 #include "cvtrain/data/image_header.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
-#include <limits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace cvtrain {
 namespace {
@@ -49,10 +51,12 @@ std::optional<ImageSize> webp_size(const std::vector<uint8_t>& b) {  // RIFF....
   return std::nullopt;
 }
 
-// P1-P6: the magic, then width and height as text, with comments (#...) and whitespace between.
-std::optional<ImageSize> netpbm_size(const std::vector<uint8_t>& b) {
+// P1-P6: the magic, then width and height (and, but for P1 and P4, the largest value) as text,
+// with comments (#...) and whitespace between; `count` of them read. `end`: where the last ended.
+template <size_t count>
+std::optional<std::array<uint64_t, count>> netpbm_numbers(const std::vector<uint8_t>& b, size_t* end = nullptr) {
   size_t at = 2;
-  uint64_t numbers[2] = {0, 0};
+  std::array<uint64_t, count> numbers{};
   const auto skip_space_and_comments = [&] {
     while (at < b.size() && (std::isspace(b[at]) || b[at] == '#')) {
       if (b[at] != '#') {
@@ -67,7 +71,24 @@ std::optional<ImageSize> netpbm_size(const std::vector<uint8_t>& b) {
     if (at >= b.size() || !std::isdigit(b[at])) return std::nullopt;
     while (at < b.size() && std::isdigit(b[at]) && number < (uint64_t{1} << 40)) number = number * 10 + (b[at++] - '0');
   }
-  return size_of(numbers[0], numbers[1]);
+  if (end) *end = at;
+  return numbers;
+}
+
+std::optional<ImageSize> netpbm_size(const std::vector<uint8_t>& b) {
+  const auto sides = netpbm_numbers<2>(b);
+  return sides ? std::optional<ImageSize>(size_of((*sides)[0], (*sides)[1])) : std::nullopt;
+}
+
+// Binary gray and colour netpbm (P5, P6): the header, one whitespace byte, then width x height
+// samples of one byte (two when the largest value is over 255) per channel.
+std::optional<uint64_t> netpbm_file_bytes(const std::vector<uint8_t>& b) {
+  if (b[1] != '5' && b[1] != '6') return std::nullopt;
+  size_t end = 0;
+  const auto numbers = netpbm_numbers<3>(b, &end);
+  if (!numbers) return std::nullopt;
+  const uint64_t channels = b[1] == '6' ? 3 : 1, sample_bytes = (*numbers)[2] > 255 ? 2 : 1;
+  return end + 1 + (*numbers)[0] * (*numbers)[1] * channels * sample_bytes;
 }
 
 }  // namespace
@@ -83,6 +104,16 @@ std::optional<ImageSize> image_header_size(const std::vector<uint8_t>& bytes) {
   else if (bytes.size() > 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6')
     size = netpbm_size(bytes);
   return size;
+}
+
+std::optional<uint64_t> declared_file_bytes(const std::vector<uint8_t>& bytes) {
+  if (starts_with(bytes, 0, "BM") && bytes.size() >= 6) {  // BITMAPFILEHEADER's bfSize (0 from some writers: unknown)
+    const uint32_t size = little_endian32(&bytes[2]);
+    return size > 0 ? std::optional<uint64_t>(size) : std::nullopt;
+  }
+  if (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP")) return uint64_t{little_endian32(&bytes[4])} + 8;
+  if (bytes.size() > 2 && bytes[0] == 'P') return netpbm_file_bytes(bytes);
+  return std::nullopt;
 }
 
 const char* image_format_name(const std::vector<uint8_t>& bytes) {

@@ -13,6 +13,11 @@ namespace cvtrain {
 // nullopt for other formats (TIFF, anything unknown) and for a header too short to hold the size.
 std::optional<ImageSize> image_header_size(const std::vector<uint8_t>& bytes);
 
+// How many bytes the header says the whole file holds (BMP's file header, WebP's RIFF size,
+// binary netpbm's size and sample depth); nullopt for other formats and where the header does not
+// say. A file shorter than this was cut short.
+std::optional<uint64_t> declared_file_bytes(const std::vector<uint8_t>& bytes);
+
 // The format its first bytes name: "JPEG", "PNG", "BMP", "WebP", "TIFF", "PNM", or "" for anything else.
 const char* image_format_name(const std::vector<uint8_t>& bytes);
 
