@@ -100,6 +100,25 @@ TEST_CASE("steps above mean + 3 sigma after warm-up are outliers, told apart by 
   CHECK(outliers.excess_share() == Approx(3.398 / (25 * 0.301 + 4.0)).epsilon(0.01));
 }
 
+TEST_CASE("outliers that cost a run under 1% of its time are a note, not a warning; a stall is a note", "[observe]") {
+  Recipe recipe;
+  PerfFacts facts;
+  facts.cores = 8;
+  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0));
+  for (int i = 0; i < 2000; ++i) facts.outliers.add(step_of(0, 0.1 + 0.001 * (i % 3), 0.2, 0));
+  facts.outliers.add(step_of(0, 0.1, 0.2, 0, 0.5));  // one slow log write in 2000 steps: ~0.08% of the time
+  const Verdict noise = verdict(perf_verdicts(facts, recipe), "step_outliers");
+  CHECK(noise.mild);
+  CHECK_THAT(perf_summary_json(facts, {noise}), Catch::Contains("\"severity\": \"note\""));
+  for (int i = 0; i < 20; ++i) facts.outliers.add(step_of(0, 0.1, 0.2, 0, 3.0));  // checkpoints: ~10% of the time
+  const Verdict costly = verdict(perf_verdicts(facts, recipe), "step_outliers");
+  CHECK_FALSE(costly.mild);
+  CHECK_THAT(costly.message, Catch::Contains("21 steps") && Catch::Contains("checkpoint.every_steps"));
+  CHECK_THAT(perf_summary_json(facts, {costly}), Catch::Contains("\"severity\": \"warning\""));
+  facts.straggler = StragglerFinding{1, 0.6, Phase::kForward, 1, false};
+  CHECK(verdict(perf_verdicts(facts, recipe), "stall").mild);
+}
+
 TEST_CASE("workers to keep up come from the measured wait", "[observe]") {
   CHECK(workers_to_keep_up(2, 0.5) == 5);   // 2 / 0.5 = 4, with 10 % headroom
   CHECK(workers_to_keep_up(4, 0.05) == 5);  // always at least one more than now

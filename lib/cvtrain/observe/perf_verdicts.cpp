@@ -163,7 +163,8 @@ std::optional<Verdict> straggler(const PerfFacts& f) {
     return Verdict{"stall", s.score,
                    fmt::format("one-off stall: {} ran at {:.2f} of the fastest rank's speed for {} logging window{}, most of it in {}; "
                                "not repeated, so nothing to change unless it comes back.",
-                               who, s.score, s.windows_in_row, s.windows_in_row == 1 ? "" : "s", phase_name(s.phase))};
+                               who, s.score, s.windows_in_row, s.windows_in_row == 1 ? "" : "s", phase_name(s.phase)),
+                   true};
   return Verdict{"straggler", s.score,
                  fmt::format("straggler: {} ran at {:.2f} of the fastest rank's speed for {} logging windows in a row, most of its extra "
                              "time in {}; every other rank waits for it. Look at that host (other processes, clocks, thermals{}) or leave "
@@ -183,7 +184,8 @@ std::optional<Verdict> step_outliers(const PerfFacts& f, const Recipe& r) {
   return Verdict{"step_outliers", static_cast<double>(o.count()),
                  fmt::format("step outliers: {} step{} took longer than mean + 3 sigma (the longest {:.3f} s against a mean of {:.3f} s), "
                              "{:.1f} s beyond the mean in all, {:.1f}% of the step time{}.",
-                             o.count(), o.count() == 1 ? "" : "s", o.longest_s(), o.mean_s(), o.excess_s(), 100 * o.excess_share(), cause)};
+                             o.count(), o.count() == 1 ? "" : "s", o.longest_s(), o.mean_s(), o.excess_s(), 100 * o.excess_share(), cause),
+                 o.excess_share() < kMildOutlierShare};
 }
 
 std::optional<Verdict> memory_pressure(const PerfFacts& f, const Recipe& r) {
@@ -277,7 +279,9 @@ std::string perf_summary_json(const PerfFacts& f, const std::vector<Verdict>& ve
   }
   std::string list;
   for (const Verdict& v : verdicts)
-    list += (list.empty() ? "" : ",\n    ") + to_json(MetricRecord{{"kind", v.kind}, {"value", v.value}, {"message", v.message}});
+    list += (list.empty() ? "" : ",\n    ") +
+            to_json(MetricRecord{
+                {"kind", v.kind}, {"value", v.value}, {"message", v.message}, {"severity", std::string(v.mild ? "note" : "warning")}});
   return fmt::format(
       "{{\n  \"breakdown\": {},\n  \"breakdown_s\": {},\n  \"utilisation\": {},\n  \"straggler\": {},\n  \"ranks\": [{}{}],\n"
       "  \"verdicts\": [{}{}]\n}}\n",

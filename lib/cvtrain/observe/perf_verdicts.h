@@ -69,7 +69,13 @@ struct Verdict {
   std::string kind;
   double value = 0;  // the number the verdict rests on (a fraction, a score, a count)
   std::string message;
+  // Nothing to change (a one-off stall, outliers that cost under kMildOutlierShare of the step
+  // time): said as a note, not a warning, so that warnings stay worth reading.
+  bool mild = false;
 };
+
+// Step outliers whose excess is below this share of the step time are mild: noise, not a cause.
+constexpr double kMildOutlierShare = 0.01;
 
 std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe);
 

@@ -126,7 +126,9 @@ std::string verdict_list(const RunHistory& run) {
   const JsonValue::Array& verdicts = run.summary["verdicts"].array();
   for (const JsonValue& v : verdicts) {
     const std::string kind = v.text("kind");
-    const bool mild = kind == "stall" || kind == "step_outliers";
+    // Summaries written before verdicts carried a severity: the kinds that were always mild then.
+    const std::string severity = v.text("severity");
+    const bool mild = severity.empty() ? kind == "stall" || kind == "step_outliers" : severity == "note";
     out += fmt::format("<li class=\"{}\"><span class=\"kind\">{}</span> {}</li>\n", mild ? "info" : "", xml_escape(kind),
                        xml_escape(v.text("message")));
   }

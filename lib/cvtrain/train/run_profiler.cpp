@@ -81,7 +81,12 @@ void RunProfiler::report_run(const std::string& summary_path) const {
   if (!enabled_ || run.steps() == 0) return;
   const double images_per_s = static_cast<double>(recipe_.train.global_batch) / std::max(run.step_s(), 1e-9);
   log::info("where the step time went ({} steps, {:.3f} s each): {}", run.steps(), run.step_s(), run.describe());
-  for (const Verdict& v : monitor_.run_verdicts(images_per_s, tflops(images_per_s), memory_fraction())) log::warn("{}", v.message);
+  for (const Verdict& v : monitor_.run_verdicts(images_per_s, tflops(images_per_s), memory_fraction())) {
+    if (v.mild)
+      log::info("note: {}", v.message);
+    else
+      log::warn("{}", v.message);
+  }
   write_file_atomically(summary_path, monitor_.summary_json(images_per_s, tflops(images_per_s), memory_fraction()));
 }
 
