@@ -296,6 +296,15 @@ TEST_CASE("a bad override is named as the override", "[recipe]") {
   CHECK_THAT(problems[1], Catch::Contains("override 'train.epochs=2.5'") && Catch::Contains("expected an integer"));
 }
 
+TEST_CASE("a key under a key that takes one value says how to set that value", "[recipe]") {
+  TempDir dir;
+  const auto problems = problems_of(dir.write("r.yaml", kMinimal), no_path_checks({"output.dir=/tmp/run", "preflight.seconds=5"}));
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0], Catch::EndsWith("override 'output.dir=/tmp/run': output.dir: unknown key; output takes one value, not keys "
+                                          "under it: output: VALUE in a recipe, output=VALUE as an override"));
+  CHECK_THAT(problems[1], Catch::Contains("preflight.seconds: unknown key; preflight takes one value"));
+}
+
 TEST_CASE("batch arithmetic: any two of global, micro, accumulation determine the third", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", "data: {train: /d.gz}\n");

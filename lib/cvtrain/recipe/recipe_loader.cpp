@@ -582,6 +582,8 @@ std::string unknown_key_message(const std::string& path, const YAML::Node& value
     return fmt::format("is a section, not a value; set its keys: {}{}", join(children, ", "), chosen_by_value(path, value));
   std::string message = "unknown key";
   if (const auto hint = key_hint(path, keys)) return message + "; " + *hint;
+  if (const std::string head = section_of(path); head != path && std::find(keys.begin(), keys.end(), head) != keys.end())
+    return message + fmt::format("; {0} takes one value, not keys under it: {0}: VALUE in a recipe, {0}=VALUE as an override", head);
   if (const std::string guess = closest_match(path, keys); !guess.empty()) return message + fmt::format(" (did you mean '{}'?)", guess);
   if (!siblings.empty()) return message + fmt::format("; {} has: {}", section_of(path), join(siblings, ", "));
   std::set<std::string> sections;
