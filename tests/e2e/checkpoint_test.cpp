@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include "run_shell.h"
@@ -343,6 +344,31 @@ TEST_CASE("a second run into a folder a run is using is refused, naming the firs
   CHECK_THAT(run.output, Catch::Contains(dir.file("run") + " is in use by cvtrain run pid") && Catch::Contains("another folder"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.1.jsonl")));  // the first run's metrics were not moved aside
   CHECK_FALSE(std::filesystem::exists(dir.file("run/failures.jsonl")));    // nor its folder told of the second's refusal
+}
+
+TEST_CASE("starting a finished run again trains nothing and leaves its folder as it was, summary and all", "[e2e]") {
+  TempDir dir;
+  const std::string common = " data.max_samples=640 train.global_batch=64 train.max_steps=4 train.log_every=2 output=" + dir.file("run");
+  const Run first = shell("$CVTRAIN --recipe $RECIPE" + common, dir);
+  REQUIRE(first.exit_code == 0);
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> before;
+  for (const auto& entry : fs::directory_iterator(dir.file("run")))
+    if (entry.is_regular_file() && entry.path().filename() != ".cvtrain.lock")
+      before[entry.path().filename().string()] = read_text(entry.path().string());
+  REQUIRE(before.count("perf_summary.json") == 1);
+  // Another start, as a user reruns the same command with a key changed that does not lengthen it.
+  const Run again = shell("$CVTRAIN --recipe $RECIPE" + common + " data.workers=2", dir);
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.output, Catch::Contains("step-00000004 is the end of this run (step 4 of 4): nothing left to train"));
+  std::map<std::string, std::string> after;
+  for (const auto& entry : fs::directory_iterator(dir.file("run")))
+    if (entry.is_regular_file() && entry.path().filename() != ".cvtrain.lock")
+      after[entry.path().filename().string()] = read_text(entry.path().string());
+  CHECK(after == before);  // no metrics.1.jsonl, no empty event file; recipe.yaml still says data.workers 1
+  const Run report = shell("$CVTRAIN report " + dir.file("run"), dir);
+  CHECK_THAT(report.output, !Catch::Contains("perf_summary.json is not there"));
 }
 
 TEST_CASE("kill -9 of one rank with max_restarts 1: the group restarts from the newest checkpoint and ends equal", "[e2e][ranks]") {

@@ -407,7 +407,7 @@ void write_provenance(const TrainingRun& run) {
   p.device = run.perf.device_name;
   p.world_size = run.perf.world_size;
   p.ranks = run.perf.rank_labels;
-  write_file_atomically(run.folder->file("provenance.json"), provenance_json(p));
+  run.folder->write("provenance.json", provenance_json(p));
 }
 
 // The device, what the data loader and feeder are told, and the data (train and val, or val alone).

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "cvtrain/core/error.h"
@@ -26,10 +27,34 @@ RunDirectory::RunDirectory(const std::string& path, const Recipe& recipe) : path
     // The earlier start's summary goes with its metrics: until this start ends, none says "finished".
     if (fs::exists(file("perf_summary.json"))) fs::rename(file("perf_summary.json"), file(fmt::format("perf_summary.{}.json", n)), ec);
     if (ec) throw Error(fmt::format("{}: cannot keep the earlier summary ({})", file("perf_summary.json"), ec.message()));
+    earlier_metrics_ = n;
   }
-  write_file_atomically(file("recipe.yaml"), recipe_to_yaml(recipe));
+  write("recipe.yaml", recipe_to_yaml(recipe));
 }
 
 std::string RunDirectory::file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+void RunDirectory::write(const std::string& name, const std::string& text) {
+  const bool seen = std::any_of(replaced_.begin(), replaced_.end(), [&](const auto& r) { return r.first == name; });
+  if (!seen) replaced_.emplace_back(name, read_text_file(file(name)));
+  write_file_atomically(file(name), text);
+}
+
+void RunDirectory::leave_as_found() {
+  std::error_code ec;
+  for (const auto& [name, before] : replaced_) {
+    if (before)
+      write_file_atomically(file(name), *before);
+    else
+      fs::remove(file(name), ec);
+  }
+  if (earlier_metrics_ == 0) return;
+  const auto put_back = [&](const std::string& kept, const std::string& name) {
+    if (fs::exists(file(kept))) fs::rename(file(kept), file(name), ec);
+    if (ec) throw Error(fmt::format("{}: cannot put the earlier start's file back as {} ({})", file(kept), name, ec.message()));
+  };
+  put_back(fmt::format("metrics.{}.jsonl", earlier_metrics_), "metrics.jsonl");
+  put_back(fmt::format("perf_summary.{}.json", earlier_metrics_), "perf_summary.json");
+}
 
 }  // namespace cvtrain

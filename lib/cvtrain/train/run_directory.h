@@ -3,7 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cvtrain/core/folder_lock.h"
 
@@ -19,10 +22,19 @@ class RunDirectory {
   // an earlier metrics.jsonl to metrics.N.jsonl.
   RunDirectory(const std::string& path, const Recipe& recipe);
   std::string file(const std::string& name) const;
+  // Writes the folder's file `name` atomically, keeping the text it replaces for leave_as_found().
+  void write(const std::string& name, const std::string& text);
+  // For a start that found the run already finished and trained nothing: the earlier start's
+  // metrics and summary, and the files this start rewrote (recipe.yaml, provenance.json), go back
+  // as they were, so the report and TensorBoard still show the finished run. The caller discards
+  // this start's metrics.jsonl first (MetricsLog::discard).
+  void leave_as_found();
 
  private:
   std::string path_;
   std::unique_ptr<FolderLock> lock_;  // held for the run's life
+  int earlier_metrics_ = 0;           // N of the metrics.N.jsonl this start moved the earlier metrics to; 0: none
+  std::vector<std::pair<std::string, std::optional<std::string>>> replaced_;  // (name, its text before; nullopt: none)
 };
 
 }  // namespace cvtrain

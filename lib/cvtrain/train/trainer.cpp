@@ -50,7 +50,6 @@ class Trainer {
   TrainSummary run();
 
  private:
-  void log_start() const;
   void resume();
   double train_epoch(int64_t epoch, int64_t first_batch);
   void report_interval(int64_t epoch, bool log_now);
@@ -109,8 +108,9 @@ void Trainer::save_best_checkpoint(const EpochRecord& record) {
 }
 
 TrainSummary Trainer::run() {
-  log_start();
+  if (rank_.rank == 0) log::info("{}", run_start_line(run_, recipe_, rank_));
   resume();
+  if (position_.step >= run_.total_steps) return TrainSummary{position_.step};  // finished before this start
   Stopwatch total;
   TrainSummary summary;
   for (int64_t epoch = position_.epoch; position_.step < run_.total_steps; ++epoch) {
@@ -134,10 +134,6 @@ TrainSummary Trainer::run() {
   return summary;
 }
 
-void Trainer::log_start() const {
-  if (rank_.rank == 0) log::info("{}", run_start_line(run_, recipe_, rank_));
-}
-
 void Trainer::resume() {
   const std::optional<ResumedRun> resumed = checkpoints_.resume(recipe_.checkpoint.resume, *run_.strategy, *run_.optimizer);
   if (!resumed) return;
@@ -147,8 +143,11 @@ void Trainer::resume() {
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
-  run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
   log::info("{}", resume_line(resumed->folder, position_, run_.total_steps, run_.steps_per_epoch));
+  if (position_.step < run_.total_steps)
+    return run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
+  run_.metrics->discard();                              // nothing to train: the folder stays as the finished start left it
+  run_.folder->leave_as_found();
 }
 
 // Runs one epoch (or what is left of max_steps); returns the mean training loss over all ranks.
