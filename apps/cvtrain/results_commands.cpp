@@ -14,6 +14,7 @@
 #include "cvtrain/observe/provenance.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/observe/run_report.h"
+#include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/sweep/sweep_report.h"
 #include "cvtrain/sweep/sweep_runner.h"
 #include "cvtrain/train/run_directory.h"
@@ -87,7 +88,7 @@ void log_sweep_summary(const SweepSummary& summary) {
 int run_sweep_command(const SweepArgs& args) {
   SweepOptions options;
   options.recipe = args.recipe.recipe;
-  options.overrides = args.recipe.overrides;
+  for (const std::string& o : args.recipe.overrides) (is_sweep_override(o) ? options.space_overrides : options.overrides).push_back(o);
   options.space_file = args.space;
   options.folder = args.out;
   options.executable = own_executable();
@@ -109,12 +110,15 @@ int run_sweep_command(const SweepArgs& args) {
 Command add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   auto* cmd = app.add_subcommand(
-      "sweep", "Hyperparameter search: trials of the recipe with values from a search space (--space FILE or the recipe's sweep:\n"
-               "section; grid, random or tpe, optionally ASHA early stopping), each an ordinary run folder under the sweep's folder,\n"
-               "`parallel` at a time on this machine's GPUs (gpus_per_trial each) or cores, or inside a Slurm allocation as one\n"
-               "srun job step per trial. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial\n"
-               "and resumes the interrupted ones. Writes SWEEP/sweep.jsonl, SWEEP/results.md (best first) and SWEEP/best_recipe.yaml;\n"
-               "`cvtrain report SWEEP` draws it");
+      "sweep",
+      "Hyperparameter search: trials of the recipe with values from a search space (--space FILE or the recipe's sweep:\n"
+      "section; grid, random or tpe, optionally ASHA early stopping), each an ordinary run folder under the sweep's folder,\n"
+      "`parallel` at a time on this machine's GPUs (gpus_per_trial each) or cores, or inside a Slurm allocation as one\n"
+      "srun job step per trial. Every candidate recipe is checked first. Started again, a sweep reruns no finished trial\n"
+      "and resumes the interrupted ones. Writes SWEEP/sweep.jsonl, SWEEP/results.md (best first) and SWEEP/best_recipe.yaml;\n"
+      "`cvtrain report SWEEP` draws it. sweep.KEY=VALUE overrides set the space's keys (the space itself without a file or\n"
+      "section); the other KEY=VALUE overrides go to every trial.\n"
+      "  cvtrain sweep --recipe recipes/quickstart.yaml 'sweep.space.optim.lr=[0.05,0.1,0.2]' sweep.sampler=grid sweep.trials=0");
   add_recipe_args(*cmd, args->recipe, true);
   cmd->add_option("--space,-s", args->space, "The search space YAML file (see README, \"Sweeps\"); default: the recipe's sweep: section")
       ->check(CLI::ExistingFile);

@@ -99,6 +99,22 @@ TEST_CASE("a bad search space or a candidate recipe that does not load stops a s
   CHECK_THAT(check.output, Catch::Contains("r.yaml:3: optim.lr: the range [0.3, 0.1] is empty"));
 }
 
+TEST_CASE("a sweep given wholly as sweep.* overrides runs its grid, and training refuses those keys saying whose they are", "[e2e]") {
+  TempDir dir;
+  const auto run = shell("$CVTRAIN sweep --recipe $RECIPE" + kTrial +
+                             " train.epochs=1 'sweep.space.optim.lr=[0.05,0.1]' sweep.sampler=grid sweep.trials=0 --out " + dir.file("s"),
+                         dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(read_text(dir.file("s/results.md")),
+             Catch::StartsWith("# Sweep of") && Catch::Contains("over sweep.space.optim.lr=[0.05,0.1] sweep.sampler=grid sweep.trials=0") &&
+                 Catch::Contains("| 0.05 |") && Catch::Contains("| 0.1 |"));
+  CHECK(occurrences(read_text(dir.file("s/sweep.jsonl")), "\"status\": \"done\"") == 2);
+  const auto train = shell("$CVTRAIN --recipe $RECIPE sweep.trials=3", dir);
+  CHECK(train.exit_code == 2);
+  CHECK_THAT(train.output, Catch::Contains("sweep.trials: unknown key; sweep.* keys are for `cvtrain sweep"));
+}
+
 TEST_CASE("ASHA stops at least half the trials early, and a promoted trial continues exactly", "[e2e][ranks]") {
   TempDir dir;
   const std::string space = dir.write("space.yaml", "space:\n"

@@ -191,6 +191,43 @@ TEST_CASE("a recipe inherits its base's sweep: section whole, unless it has its 
   CHECK_FALSE(recipe_sweep_section(loop, recipe_keys()));  // a cycle ends (loading the recipe names it)
 }
 
+TEST_CASE("sweep.KEY=VALUE overrides set the space's keys, name themselves in errors, or give the whole space", "[sweep]") {
+  TempDir dir;
+  const std::string recipe = dir.write("r.yaml",
+                                       "train: {global_batch: 64}\n"
+                                       "sweep:\n"
+                                       "  space: {optim.lr: [0.1, 0.2]}\n"
+                                       "  trials: 2\n");
+  const SweepSpace s = load_recipe_sweep_section(
+      recipe, recipe_keys(),
+      {"sweep.trials=1", "sweep.space.optim.momentum=[0.8,0.9]", "sweep.early_stopping.grace=1", "sweep.sampler=tpe"});
+  CHECK(s.trials == 1);
+  CHECK(s.sampler == SweepSampler::kTpe);
+  CHECK(s.grace_epochs == 1);
+  REQUIRE(s.dimensions.size() == 2);
+  CHECK(s.dimensions.at(1).key == "optim.momentum");
+  CHECK(s.dimensions.at(1).choices == std::vector<std::string>{"0.8", "0.9"});
+  CHECK(space_of(s.text).dimensions.size() == 2);                       // what a restart compares holds the overrides
+  CHECK(load_recipe_sweep_section(recipe, recipe_keys()).trials == 2);  // the file is not changed
+  try {
+    load_recipe_sweep_section(recipe, recipe_keys(), {"sweep.parallel=0", "sweep.space.optim.lrr=[1]"});
+    FAIL("expected a RecipeError");
+  } catch (const RecipeError& e) {
+    REQUIRE(e.problems().size() == 2);
+    CHECK_THAT(
+        e.problems(),
+        Catch::VectorContains(std::string("override 'sweep.space.optim.lrr=[1]': optim.lrr: not a recipe key (did you mean 'optim.lr'?)")));
+    CHECK_THAT(e.problems(), Catch::VectorContains(std::string("override 'sweep.parallel=0': parallel: must be at least 1, got 0")));
+  }
+  CHECK_THROWS_WITH(load_recipe_sweep_section(recipe, recipe_keys(), {"sweep.trials"}),
+                    Catch::Contains("override 'sweep.trials': expected sweep.KEY=VALUE"));
+  // No sweep: section at all: the overrides are the space.
+  const SweepSpace only = load_recipe_sweep_section(dir.write("plain.yaml", kPlainRecipe), recipe_keys(),
+                                                    {"sweep.space.optim.lr=[0.05,0.1,0.2]", "sweep.sampler=grid", "sweep.trials=0"});
+  CHECK(grid_assignments(only).size() == 3);
+  CHECK(describe_space(only) == "grid over optim.lr, the whole grid, 1 at a time, top1 (max)");
+}
+
 TEST_CASE("the grid is every combination, and random draws are seeded, within the ranges, whole for int", "[sweep]") {
   const SweepSpace grid = space_of("space: {optim.lr: {grid: [0.1, 0.2, 0.4]}, model.arch: [resnet18, resnet34]}\nsampler: grid\ntrials: 0\n");
   const std::vector<Assignment> all = grid_assignments(grid);

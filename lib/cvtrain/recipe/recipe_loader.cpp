@@ -581,6 +581,9 @@ std::string unknown_key_message(const std::string& path, const YAML::Node& value
   if (!children.empty())
     return fmt::format("is a section, not a value; set its keys: {}{}", join(children, ", "), chosen_by_value(path, value));
   std::string message = "unknown key";
+  if (section_of(path) == "sweep")  // the sweep: section is cvtrain sweep's, which training skips
+    return message +
+           "; sweep.* keys are for `cvtrain sweep --recipe R sweep.KEY=VALUE`, which reads the sweep: section; training ignores it";
   if (const auto hint = key_hint(path, keys)) return message + "; " + *hint;
   if (const std::string head = section_of(path); head != path && std::find(keys.begin(), keys.end(), head) != keys.end())
     return message + fmt::format("; {0} takes one value, not keys under it: {0}: VALUE in a recipe, {0}=VALUE as an override", head);

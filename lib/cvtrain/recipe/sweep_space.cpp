@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
@@ -22,8 +23,13 @@ constexpr int kMaxBaseDepth = 64;  // deeper base: chains are cycles
 struct Problems {
   std::string file;
   std::vector<std::string> list;
+  std::map<std::string, std::string> overridden;  // key as messages name it -> the override that set it
   void add(const YAML::Node& at, const std::string& key, const std::string& message) {
-    list.push_back(fmt::format("{}:{}: {}: {}", file, at.Mark().line + 1, key, message));
+    const auto by_override = overridden.find(key);
+    if (by_override != overridden.end())
+      list.push_back(fmt::format("override '{}': {}: {}", by_override->second, key, message));
+    else
+      list.push_back(fmt::format("{}:{}: {}: {}", file, at.Mark().line + 1, key, message));
   }
 };
 
@@ -259,15 +265,57 @@ void read_budget(const YAML::Node& root, SweepSpace& space, Problems& problems) 
   if (space.gpus_per_trial < 1) problems.add(node_or_root(root, "gpus_per_trial"), "gpus_per_trial", fmt::format("must be at least 1, got {}", space.gpus_per_trial));
 }
 
-// The space from its YAML map (a file's root or a recipe's `sweep:`); `where` names it in messages.
+// Sets each `sweep.KEY=VALUE` into `root` (a copy of the file's map): space.RECIPE.KEY as one key
+// under space: (recipe keys hold dots), others as nested maps (early_stopping.grace). Returns the
+// keys as messages name them, with their overrides.
+std::map<std::string, std::string> apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> overridden;
+  std::vector<std::string> problems;
+  for (const std::string& text : overrides) {
+    const size_t eq = text.find('=');
+    const std::string key = text.substr(std::string(kSweepOverridePrefix).size(),
+                                        eq == std::string::npos ? std::string::npos : eq - std::string(kSweepOverridePrefix).size());
+    YAML::Node value;
+    try {
+      if (eq == std::string::npos || key.empty()) throw YAML::Exception(YAML::Mark::null_mark(), "expected sweep.KEY=VALUE");
+      value = YAML::Load(text.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      problems.push_back(fmt::format("override '{}': {}", text, e.msg));
+      continue;
+    }
+    if (key.rfind("space.", 0) == 0) {
+      const std::string recipe_key = key.substr(6);
+      root["space"][recipe_key] = value;
+      overridden[recipe_key] = text;
+      continue;
+    }
+    YAML::Node at = root;
+    size_t from = 0;
+    for (size_t dot = key.find('.'); dot != std::string::npos; from = dot + 1, dot = key.find('.', from)) {
+      const std::string part = key.substr(from, dot - from);
+      if (!at[part] || !at[part].IsMap()) at[part] = YAML::Node(YAML::NodeType::Map);
+      at.reset(at[part]);
+    }
+    at[key.substr(from)] = value;
+    overridden[key] = text;
+  }
+  if (!problems.empty()) throw RecipeError(problems);
+  return overridden;
+}
+
+// The space from its YAML map (a file's root or a recipe's `sweep:`) and the sweep.* overrides;
+// `where` names it in messages.
 SweepSpace space_from_node(const YAML::Node& root, const std::string& path, const std::string& where,
-                           const std::vector<std::string>& known_keys) {
+                           const std::vector<std::string>& known_keys, const std::vector<std::string>& overrides) {
+  if (!root.IsMap())
+    throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
+  // The overrides go into the loaded tree itself (a copy would lose the file's lines); reads below
+  // stay on the const node, so that looking a key up never adds it.
+  YAML::Node editable = root;
+  Problems problems{path, {}, apply_overrides(editable, overrides)};
   SweepSpace space;
   space.file = path;
   space.text = yaml_text(root);
-  Problems problems{path, {}};
-  if (!root.IsMap())
-    throw RecipeError({fmt::format("{}: {} must be a map with space:, metric:, sampler:, trials:, parallel:", path, where)});
   const bool misplaced = check_top_keys(root, known_keys, problems);
   const YAML::Node dims = root["space"];
   if (dims && dims.IsMap() && dims.size() > 0)
@@ -287,19 +335,23 @@ SweepSpace space_from_node(const YAML::Node& root, const std::string& path, cons
 
 }  // namespace
 
-SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys) {
+bool is_sweep_override(const std::string& text) { return text.rfind(kSweepOverridePrefix, 0) == 0; }
+
+SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys,
+                            const std::vector<std::string>& overrides) {
   const YAML::Node root = load_yaml_file(path, "search space file");  // const: looking a key up never adds it
-  return space_from_node(root, path, "a search space file", known_keys);
+  return space_from_node(root, path, "a search space file", known_keys, overrides);
 }
 
-std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
+std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys,
+                                               const std::vector<std::string>& overrides) {
   // The nearest file of the base: chain with a sweep: section holds the space, whole: a search
   // space is one design, not merged key by key as the recipe is.
   std::string file = recipe_path;
   for (int depth = 0; depth < kMaxBaseDepth; ++depth) {
     const YAML::Node root = load_yaml_file(file, "recipe file");
     if (!root.IsMap()) return std::nullopt;
-    if (const YAML::Node section = root["sweep"]) return space_from_node(section, file, "its sweep: section", known_keys);
+    if (const YAML::Node section = root["sweep"]) return space_from_node(section, file, "its sweep: section", known_keys, overrides);
     const YAML::Node base = root["base"];
     if (!base || !base.IsScalar()) return std::nullopt;
     file = (fs::path(file).parent_path() / base.Scalar()).string();
@@ -308,9 +360,16 @@ std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, c
   return std::nullopt;  // a base: chain this deep is a cycle, which loading the recipe names
 }
 
-SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys) {
-  if (std::optional<SweepSpace> space = recipe_sweep_section(recipe_path, known_keys)) return *space;
-  throw RecipeError({fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\") or give --space FILE", recipe_path)});
+SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys,
+                                     const std::vector<std::string>& overrides) {
+  if (std::optional<SweepSpace> space = recipe_sweep_section(recipe_path, known_keys, overrides)) return *space;
+  // A sweep given wholly on the command line: sweep.space.KEY=... sweep.trials=...
+  if (!overrides.empty())
+    return space_from_node(YAML::Node(YAML::NodeType::Map), recipe_path, "its sweep.* overrides", known_keys, overrides);
+  throw RecipeError(
+      {fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\"), give --space FILE, or give the space as "
+                   "overrides: sweep.space.optim.lr=[0.05,0.1,0.2] sweep.trials=3",
+                   recipe_path)});
 }
 
 const char* sampler_name(SweepSampler sampler) {

@@ -39,16 +39,25 @@ struct SweepSpace {
   int64_t reduction = 3;
 };
 
+// `sweep.KEY=VALUE` overrides (`cvtrain sweep ... sweep.trials=4 sweep.space.optim.lr=[0.1,0.2]`):
+// set into the space before it is read and checked, as recipe overrides are; a problem with one
+// names the override.
+constexpr const char* kSweepOverridePrefix = "sweep.";
+bool is_sweep_override(const std::string& text);
+
 // Reads and checks the file: every key a recipe key (`known_keys`), every range non-empty and in
 // order (loguniform above 0), grid only over choices. Throws RecipeError listing every problem with
 // file:line and key.
-SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys);
+SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& known_keys,
+                            const std::vector<std::string>& overrides = {});
 
 // The same from the `sweep:` section of a recipe file (whose training ignores that section); lines
 // in messages are the recipe's. Throws RecipeError naming the file when it has no such section.
-SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys);
+SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys,
+                                     const std::vector<std::string>& overrides = {});
 // The same, nullopt when the recipe has no sweep: section (what `cvtrain check` looks at).
-std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys);
+std::optional<SweepSpace> recipe_sweep_section(const std::string& recipe_path, const std::vector<std::string>& known_keys,
+                                               const std::vector<std::string>& overrides = {});
 
 // "random over optim.lr, augment.mixup, 12 trials, 2 at a time, top1 (max), ASHA from epoch 1 by 2".
 std::string describe_space(const SweepSpace& space);

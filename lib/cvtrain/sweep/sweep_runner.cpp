@@ -405,11 +405,22 @@ int64_t trials_at_once(const SweepOptions& o, const SweepSpace& space, const std
   return parallel;
 }
 
+// Where the space came from, for results.md: "S.yaml", "R.yaml's sweep: section", with the sweep.* overrides.
+std::string space_source(const SweepOptions& o) {
+  std::string source = o.space_file;
+  if (source.empty() && recipe_sweep_section(o.recipe, recipe_keys())) source = o.recipe + "'s sweep: section";
+  if (o.space_overrides.empty()) return source;
+  return (source.empty() ? "" : source + " with ") + join(o.space_overrides, " ");
+}
+
 }  // namespace
 
 SweepSummary run_sweep(const SweepOptions& o) {
-  const SweepSpace space = o.space_file.empty() ? load_recipe_sweep_section(o.recipe, recipe_keys()) : load_sweep_space(o.space_file, recipe_keys());
-  const std::string space_text = o.space_file.empty() ? space.text + "\n" : read_text_file(o.space_file).value_or("");
+  const SweepSpace space = o.space_file.empty() ? load_recipe_sweep_section(o.recipe, recipe_keys(), o.space_overrides)
+                                                : load_sweep_space(o.space_file, recipe_keys(), o.space_overrides);
+  // What a restart must find unchanged: the space file as written, or the space as read.
+  const std::string space_text =
+      o.space_file.empty() || !o.space_overrides.empty() ? space.text + "\n" : read_text_file(o.space_file).value_or("");
   LoadOptions base;
   base.overrides = o.overrides;
   base.check_paths = false;
@@ -443,8 +454,8 @@ SweepSummary run_sweep(const SweepOptions& o) {
   SweepSummary summary = sweep.summary();
   if (!summary.best_trial.empty()) write_best_recipe(summary.best_trial, folder);
   write_file_atomically((fs::path(folder) / "results.md").string(),
-                   fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, o.space_file.empty() ? o.recipe + "'s sweep: section" : o.space_file,
-                               space.maximize ? "max" : "min", space.metric, summary.table));
+                        fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, space_source(o), space.maximize ? "max" : "min",
+                                    space.metric, summary.table));
   return summary;
 }
 

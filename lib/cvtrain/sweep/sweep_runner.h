@@ -22,6 +22,7 @@ struct SweepOptions {
   std::string recipe;                  // the recipe every trial starts from
   std::vector<std::string> overrides;  // KEY=VALUE for every trial, before the searched values
   std::string space_file;              // empty: the recipe's `sweep:` section
+  std::vector<std::string> space_overrides;  // sweep.KEY=VALUE, set into the space (recipe/sweep_space.h)
   std::string folder;                  // the sweep's folder; empty: the recipe's output + "_sweep"
   std::string executable;              // cvtrain itself, which runs each trial
   int visible_gpus = 0;
