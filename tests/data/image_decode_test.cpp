@@ -152,6 +152,8 @@ TEST_CASE("empty, truncated and non-image bytes are errors naming the file", "[d
   const std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 2));
   CHECK_THROWS_WITH(decode_image(cut, "cut.jpg"), Catch::Contains("cut.jpg"));
   const std::vector<uint8_t> header_only(jpeg.begin(), jpeg.begin() + 12);
-  CHECK_THROWS_WITH(decode_image(header_only, "stub.jpg"), Catch::Contains("stub.jpg"));
-  CHECK_THROWS_WITH(decode_image({'h', 'e', 'l', 'l', 'o'}, "notes.png"), Catch::Contains("notes.png"));
+  CHECK_THROWS_WITH(decode_image(header_only, "stub.jpg"),
+                    Catch::StartsWith("stub.jpg: truncated JPEG (the file ends after 12 bytes, before its image data"));
+  CHECK_THROWS_WITH(decode_image({'h', 'e', 'l', 'l', 'o'}, "notes.png"), Catch::Equals("notes.png: text, not an image: 'hello'"));
+  CHECK_THROWS_WITH(decode_image({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}, "anim.jpg"), Catch::StartsWith("anim.jpg: a GIF"));
 }

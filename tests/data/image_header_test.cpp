@@ -76,3 +76,23 @@ TEST_CASE("image headers say how long BMP, WebP and binary netpbm files are, so 
   CHECK_FALSE(declared_file_bytes({0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a}));
   CHECK_FALSE(declared_file_bytes({}));
 }
+
+TEST_CASE("a file that is no image is told by what it holds: an LFS pointer, a web page, text, other formats", "[data]") {
+  const auto about = [](const std::string& text) { return describe_non_image(std::vector<uint8_t>(text.begin(), text.end())); };
+  CHECK_THAT(about("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n"),
+             Catch::StartsWith("a Git LFS pointer") && Catch::Contains("git lfs pull"));
+  CHECK_THAT(about("\n  <!DOCTYPE html><html><body>403 Forbidden"), Catch::StartsWith("an HTML page"));
+  CHECK_THAT(about("<HTML><head>"), Catch::StartsWith("an HTML page"));
+  CHECK_THAT(about("<?xml version=\"1.0\"?><svg"), Catch::Contains("SVG"));
+  CHECK_THAT(about("GIF89a\x01\x00"), Catch::StartsWith("a GIF"));
+  CHECK_THAT(about(std::string("\0\0\0\x18"
+                               "ftypheic",
+                               12)),
+             Catch::Contains("HEIC"));
+  CHECK_THAT(about("%PDF-1.7"), Catch::StartsWith("a PDF"));
+  CHECK_THAT(about("PK\x03\x04rest"), Catch::StartsWith("a ZIP"));
+  CHECK(about("a line\nand another, longer than forty characters in all") ==
+        "text, not an image: 'a line and another, longer than forty ch...'");
+  CHECK(describe_non_image({0x00, 0x01, 0xfe, 0x80}) ==
+        "not an image cvtrain reads (JPEG, PNG, BMP, WebP, TIFF, PNM): it starts with bytes 00 01 fe 80");
+}

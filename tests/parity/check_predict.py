@@ -128,7 +128,7 @@ def main():
         if [row["path"] for row in rows] != readable + unusable:
             failures.append(f"the CSV's paths are not the inputs in order: {[row['path'] for row in rows][:8]} ...")
         compare("csv", rows, readable, names, reference, failures)
-        for path, reason in zip(unusable, ("empty", "not a readable image")):
+        for path, reason in zip(unusable, ("empty", "text, not an image")):
             row = next((r for r in rows if r["path"] == path), None)
             if row is None or reason not in row["error"] or path not in row["error"] or row["label_1"]:
                 failures.append(f"{path}: row {row!r}, expected an error saying {reason!r}")

@@ -115,7 +115,11 @@ void cmyk_to_rgb(Image& image) {
 
 JpegJob run_or_throw(JpegJob job, const std::string& name) {
   libjpeg::ErrorManager err;
-  if (!run_libjpeg(job, err)) throw Error(fmt::format("{}: corrupt JPEG ({})", name, err.message));
+  const bool decoded = run_libjpeg(job, err);
+  if (!decoded && err.truncated)  // the data ran out before libjpeg found what it failed on
+    throw Error(
+        fmt::format("{}: truncated JPEG (the file ends after {} bytes, before its image data: {})", name, job.bytes->size(), err.message));
+  if (!decoded) throw Error(fmt::format("{}: corrupt JPEG ({})", name, err.message));
   if (err.truncated) throw Error(fmt::format("{}: truncated JPEG (the data ends before the image does)", name));
   if (job.cmyk) cmyk_to_rgb(job.window.image);
   return job;
@@ -131,7 +135,9 @@ Image decode_with_opencv(const std::vector<uint8_t>& bytes, const std::string& n
     if (declared && *declared > bytes.size())
       throw Error(fmt::format("{}: truncated {} (its header declares {} bytes, the file has {})", name, image_format_name(bytes), *declared,
                               bytes.size()));
-    throw Error(fmt::format("{}: not a readable image", name));
+    if (*image_format_name(bytes) == '\0') throw Error(fmt::format("{}: {}", name, describe_non_image(bytes)));
+    throw Error(fmt::format("{}: a damaged {} file, or a kind of {} that OpenCV does not decode", name, image_format_name(bytes),
+                            image_format_name(bytes)));
   }
   cv::cvtColor(decoded, decoded, cv::COLOR_BGR2RGB);
   Image image{std::vector<uint8_t>(decoded.total() * 3), decoded.rows, decoded.cols, 3};

@@ -1,6 +1,6 @@
 // image_header_size: the fixed places each format keeps its size (PNG's IHDR, BMP's info header,
 // WebP's VP8/VP8L/VP8X chunk, the netpbm text header); declared_file_bytes: where BMP, WebP and
-// binary netpbm say how long the file is.
+// binary netpbm say how long the file is; describe_non_image: what other files begin with.
 #include "cvtrain/data/image_header.h"
 
 #include <algorithm>
@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace cvtrain {
 namespace {
@@ -124,6 +127,56 @@ const char* image_format_name(const std::vector<uint8_t>& bytes) {
   if (starts_with(bytes, 0, "II*") || (starts_with(bytes, 0, "MM") && bytes.size() >= 4 && bytes[2] == 0 && bytes[3] == '*')) return "TIFF";
   if (bytes.size() > 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6') return "PNM";
   return "";
+}
+
+}  // namespace cvtrain
+
+namespace cvtrain {
+namespace {
+
+// The first bytes as lower-case text, leading white space skipped (HTML and XML start anywhere).
+std::string lowered_start(const std::vector<uint8_t>& bytes, size_t n) {
+  size_t i = 0;
+  while (i < bytes.size() && std::isspace(bytes[i])) ++i;
+  std::string text;
+  for (; i < bytes.size() && text.size() < n; ++i) text += static_cast<char>(std::tolower(bytes[i]));
+  return text;
+}
+
+// Printable ASCII or UTF-8 text with line breaks and tabs, as far as the first 512 bytes go.
+bool looks_like_text(const std::vector<uint8_t>& bytes) {
+  const size_t n = std::min<size_t>(bytes.size(), 512);
+  for (size_t i = 0; i < n; ++i)
+    if (bytes[i] < 0x20 && bytes[i] != '\n' && bytes[i] != '\r' && bytes[i] != '\t') return false;
+  return n > 0;
+}
+
+std::string quoted_start(const std::vector<uint8_t>& bytes) {
+  std::string text;
+  for (size_t i = 0; i < bytes.size() && text.size() < 40; ++i)
+    text += bytes[i] == '\n' || bytes[i] == '\r' ? ' ' : static_cast<char>(bytes[i]);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return "'" + text + (bytes.size() > 40 ? "...'" : "'");
+}
+
+}  // namespace
+
+std::string describe_non_image(const std::vector<uint8_t>& bytes) {
+  if (starts_with(bytes, 0, "version https://git-lfs"))
+    return "a Git LFS pointer, not the image: its repository was cloned without the files (run `git lfs pull` there)";
+  const std::string start = lowered_start(bytes, 16);
+  if (start.rfind("<!doctype html", 0) == 0 || start.rfind("<html", 0) == 0)
+    return "an HTML page, not an image (a download that got an error or login page?)";
+  if (start.rfind("<svg", 0) == 0 || start.rfind("<?xml", 0) == 0) return "XML or SVG (vector graphics), not a raster image cvtrain reads";
+  if (starts_with(bytes, 0, "GIF87a") || starts_with(bytes, 0, "GIF89a")) return "a GIF, which cvtrain does not read (convert it to PNG)";
+  if (starts_with(bytes, 4, "ftyp")) return "a HEIF/HEIC/AVIF (ISO media) file, which cvtrain does not read (convert it to JPEG)";
+  if (starts_with(bytes, 0, "%PDF")) return "a PDF document, not an image";
+  if (bytes.size() >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B) return "gzip-compressed data, not an image";
+  if (starts_with(bytes, 0, "PK\x03\x04")) return "a ZIP archive, not an image";
+  if (looks_like_text(bytes)) return "text, not an image: " + quoted_start(bytes);
+  std::string hex;
+  for (size_t i = 0; i < std::min<size_t>(bytes.size(), 8); ++i) hex += fmt::format("{}{:02x}", i ? " " : "", bytes[i]);
+  return fmt::format("not an image cvtrain reads (JPEG, PNG, BMP, WebP, TIFF, PNM): it starts with bytes {}", hex);
 }
 
 }  // namespace cvtrain
