@@ -255,6 +255,11 @@ std::string census_lines(const DatasetInspection& in) {
     return out + fmt::format("  data.decoder: nvjpeg would decode none of them on the GPU (it takes baseline JPEGs): all {} on the CPU\n",
                              c.looked_at);
   const std::string engine = c.hardware_subsampling == c.gpu_decodable ? "all" : fmt::format("{}", c.hardware_subsampling);
+  if (c.gpu_decodable == c.looked_at)
+    return out + fmt::format(
+                     "  data.decoder: nvjpeg would decode all {} on the GPU, {} in subsamplings its hardware engine takes "
+                     "(A100, H100, H200)\n",
+                     c.gpu_decodable, engine);
   return out + fmt::format(
                    "  data.decoder: nvjpeg would decode {} ({}) on the GPU, {} in subsamplings its hardware engine takes "
                    "(A100, H100, H200); the other {} on the CPU\n",
