@@ -269,6 +269,10 @@ TEST_CASE("data.class_names reads a list of names and prints it back", "[recipe]
   const auto problems = problems_of(path, no_path_checks({"data.class_names=cat"}));
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("data.class_names: expected a list of names, e.g. [cat, dog], got 'cat'"));
+  // null (or nothing) clears the names a base recipe gave, for data that names its classes itself.
+  const std::string child = dir.write("child.yaml", "base: r.yaml\ndata: {class_names: null}\n");
+  CHECK(load_recipe(child, no_path_checks()).data.class_names.empty());
+  CHECK(load_recipe(path, no_path_checks({"data.class_names="})).data.class_names.empty());
 }
 
 TEST_CASE("data.root is a folder, and only for image lists", "[recipe]") {

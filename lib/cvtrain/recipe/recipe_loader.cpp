@@ -309,6 +309,10 @@ MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
 }
 
 MaybeError convert(const YAML::Node& n, std::vector<std::string>& out) {
+  if (n.IsNull()) {  // `data.class_names: null` (or `~`, or nothing) clears a list a base recipe set
+    out.clear();
+    return std::nullopt;
+  }
   if (!n.IsSequence())
     return fmt::format("expected a list of names, e.g. [cat, dog], got {}", n.IsScalar() ? "'" + n.Scalar() + "'" : "a map");
   out.clear();
