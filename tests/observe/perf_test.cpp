@@ -100,7 +100,7 @@ TEST_CASE("steps above mean + 3 sigma after warm-up are outliers, told apart by 
   CHECK(outliers.excess_share() == Approx(3.398 / (25 * 0.301 + 4.0)).epsilon(0.01));
 }
 
-TEST_CASE("outliers that cost a run under 1% of its time are a note, not a warning; a stall is a note", "[observe]") {
+TEST_CASE("outliers that cost a run under 1% of its time are a note, not a warning, and so is a stall", "[observe]") {
   Recipe recipe;
   PerfFacts facts;
   facts.cores = 8;
