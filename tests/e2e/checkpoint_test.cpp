@@ -346,29 +346,36 @@ TEST_CASE("a second run into a folder a run is using is refused, naming the firs
   CHECK_FALSE(std::filesystem::exists(dir.file("run/failures.jsonl")));    // nor its folder told of the second's refusal
 }
 
-TEST_CASE("starting a finished run again trains nothing and leaves its folder as it was, summary and all", "[e2e]") {
+TEST_CASE("a start that finds the run finished, or cannot resume it, leaves the run folder as it was", "[e2e]") {
   TempDir dir;
   const std::string common = " data.max_samples=640 train.global_batch=64 train.max_steps=4 train.log_every=2 output=" + dir.file("run");
   const Run first = shell("$CVTRAIN --recipe $RECIPE" + common, dir);
   REQUIRE(first.exit_code == 0);
   namespace fs = std::filesystem;
-  std::map<std::string, std::string> before;
-  for (const auto& entry : fs::directory_iterator(dir.file("run")))
-    if (entry.is_regular_file() && entry.path().filename() != ".cvtrain.lock")
-      before[entry.path().filename().string()] = read_text(entry.path().string());
+  const auto files = [&] {
+    std::map<std::string, std::string> contents;
+    for (const auto& entry : fs::directory_iterator(dir.file("run")))
+      if (entry.is_regular_file() && entry.path().filename() != ".cvtrain.lock")
+        contents[entry.path().filename().string()] = read_text(entry.path().string());
+    return contents;
+  };
+  const std::map<std::string, std::string> before = files();
   REQUIRE(before.count("perf_summary.json") == 1);
   // Another start, as a user reruns the same command with a key changed that does not lengthen it.
   const Run again = shell("$CVTRAIN --recipe $RECIPE" + common + " data.workers=2", dir);
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK_THAT(again.output, Catch::Contains("step-00000004 is the end of this run (step 4 of 4): nothing left to train"));
-  std::map<std::string, std::string> after;
-  for (const auto& entry : fs::directory_iterator(dir.file("run")))
-    if (entry.is_regular_file() && entry.path().filename() != ".cvtrain.lock")
-      after[entry.path().filename().string()] = read_text(entry.path().string());
-  CHECK(after == before);  // no metrics.1.jsonl, no empty event file; recipe.yaml still says data.workers 1
+  CHECK(files() == before);  // no metrics.1.jsonl, no empty event file; recipe.yaml still says data.workers 1
+  // One that cannot resume: another model, and a longer run, so that it would train.
+  const Run other_model = shell("$CVTRAIN --recipe $RECIPE" + common + " model.arch=mlp train.max_steps=8", dir);
+  INFO(other_model.output);
+  CHECK(other_model.exit_code == 1);
+  CHECK_THAT(other_model.output, Catch::Contains("was saved with another model (model.arch small_cnn -> mlp)"));
+  CHECK(files() == before);  // nor a failures.jsonl: the start was refused, as one refused by the lock
   const Run report = shell("$CVTRAIN report " + dir.file("run"), dir);
   CHECK_THAT(report.output, !Catch::Contains("perf_summary.json is not there"));
+  CHECK_THAT(read_text(dir.file("run/report.html")), Catch::Contains("finished"));
 }
 
 TEST_CASE("kill -9 of one rank with max_restarts 1: the group restarts from the newest checkpoint and ends equal", "[e2e][ranks]") {

@@ -17,14 +17,10 @@
 
 namespace cvtrain {
 
-namespace {
-constexpr const char* kFile = "failures.jsonl";
-}  // namespace
-
 void record_failure(const std::string& folder, const std::string& who, const std::string& message) {
   const std::string line = fmt::format("{{\"who\": {}, \"host\": {}, \"time\": {}, \"message\": {}}}\n", json_string(who),
                                        json_string(host_name()), json_string(utc_now()), json_string(message));
-  const std::string path = (std::filesystem::path(folder) / kFile).string();
+  const std::string path = (std::filesystem::path(folder) / kFailuresFile).string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
   [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
@@ -32,7 +28,7 @@ void record_failure(const std::string& folder, const std::string& who, const std
 }
 
 std::vector<FailureRecord> read_failures(const std::string& folder) {
-  const std::string path = (std::filesystem::path(folder) / kFile).string();
+  const std::string path = (std::filesystem::path(folder) / kFailuresFile).string();
   const std::optional<std::string> text = read_text_file(path);
   std::vector<FailureRecord> records;
   if (!text) return records;

@@ -8,6 +8,8 @@
 
 namespace cvtrain {
 
+inline constexpr const char* kFailuresFile = "failures.jsonl";
+
 struct FailureRecord {
   std::string who;  // "rank 1", "launcher"
   std::string host;

@@ -18,8 +18,6 @@
 namespace cvtrain {
 namespace {
 
-constexpr const char* kLockName = ".cvtrain.lock";
-
 std::string holder_text(const std::string& what) {
   return fmt::format("cvtrain {} pid {} on {} since {}\n", what, static_cast<long>(getpid()), host_name(), utc_now());
 }
@@ -38,7 +36,7 @@ bool locks_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || e
 }  // namespace
 
 FolderLock::FolderLock(const std::string& folder, const std::string& what, double wait_s) {
-  const std::string path = folder + "/" + kLockName;
+  const std::string path = folder + "/" + kFolderLockFile;
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);

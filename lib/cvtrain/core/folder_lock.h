@@ -8,6 +8,8 @@
 
 namespace cvtrain {
 
+inline constexpr const char* kFolderLockFile = ".cvtrain.lock";
+
 class FolderLock {
  public:
   // `what` names the holder in messages ("run", "sweep"). Waits up to `wait_s` for a holder that

@@ -36,22 +36,9 @@ MetricsLog::MetricsLog(const std::string& path, const std::string& events_folder
   if (!events_folder.empty()) events_ = std::make_unique<EventFile>(events_folder);
 }
 
-MetricsLog::~MetricsLog() {
-  if (file_) std::fclose(file_);
-}
-
-void MetricsLog::discard() {
-  if (file_) std::fclose(file_);
-  file_ = nullptr;
-  std::remove(path_.c_str());
-  if (!events_) return;
-  const std::string events_path = events_->path();
-  events_.reset();
-  std::remove(events_path.c_str());
-}
+MetricsLog::~MetricsLog() { std::fclose(file_); }
 
 void MetricsLog::write_line(const MetricRecord& record) {
-  if (!file_) throw Error(fmt::format("{}: written after it was discarded", path_));
   const std::string line = to_json(record) + "\n";
   if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
     throw Error(fmt::format("{}: write failed ({})", path_, std::strerror(errno)));

@@ -32,9 +32,6 @@ class MetricsLog {
   // SessionLog START at step + 1, on which TensorBoard drops the same, as PyTorch's
   // SummaryWriter(purge_step) asks.
   void resumed_from(int64_t step);
-  // Closes and removes what this log wrote (metrics.jsonl and its event file): a start that found
-  // nothing to train leaves no trace of itself. Nothing is written after.
-  void discard();
 
  private:
   void write_line(const MetricRecord& record);

@@ -50,6 +50,7 @@ class Trainer {
   TrainSummary run();
 
  private:
+  TrainSummary train_to_the_end();
   void resume();
   double train_epoch(int64_t epoch, int64_t first_batch);
   void report_interval(int64_t epoch, bool log_now);
@@ -107,10 +108,19 @@ void Trainer::save_best_checkpoint(const EpochRecord& record) {
                          ema_ ? ema_->synced_state(*run_.comm) : NamedTensors{});
 }
 
+// A start that fails in its set-up, or finds the run finished, leaves the run folder as it found it
+// (RunDirectory); from the first step on the folder is this start's, and a failure is recorded there.
 TrainSummary Trainer::run() {
   if (rank_.rank == 0) log::info("{}", run_start_line(run_, recipe_, rank_));
   resume();
   if (position_.step >= run_.total_steps) return TrainSummary{position_.step};  // finished before this start
+  if (run_.folder) run_.folder->keep();
+  TrainSummary summary;
+  recording_failure(recipe_.output, rank_.rank, [&] { summary = train_to_the_end(); });
+  return summary;
+}
+
+TrainSummary Trainer::train_to_the_end() {
   Stopwatch total;
   TrainSummary summary;
   for (int64_t epoch = position_.epoch; position_.step < run_.total_steps; ++epoch) {
@@ -143,11 +153,8 @@ void Trainer::resume() {
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
   if (rank_.rank != 0) return;
+  run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
   log::info("{}", resume_line(resumed->folder, position_, run_.total_steps, run_.steps_per_epoch));
-  if (position_.step < run_.total_steps)
-    return run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
-  run_.metrics->discard();                              // nothing to train: the folder stays as the finished start left it
-  run_.folder->leave_as_found();
 }
 
 // Runs one epoch (or what is left of max_steps); returns the mean training loss over all ranks.
@@ -285,12 +292,7 @@ void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, th
 
 }  // namespace
 
-TrainSummary train(const Recipe& recipe, const RankInfo& rank) {
-  Trainer trainer(recipe, rank);  // from here the run folder is this run's: a failure is recorded there
-  TrainSummary summary;
-  recording_failure(recipe.output, rank.rank, [&] { summary = trainer.run(); });
-  return summary;
-}
+TrainSummary train(const Recipe& recipe, const RankInfo& rank) { return Trainer(recipe, rank).run(); }
 
 int visible_cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
