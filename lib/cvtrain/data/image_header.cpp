@@ -129,9 +129,6 @@ const char* image_format_name(const std::vector<uint8_t>& bytes) {
   return "";
 }
 
-}  // namespace cvtrain
-
-namespace cvtrain {
 namespace {
 
 // The first bytes as lower-case text, leading white space skipped (HTML and XML start anywhere).

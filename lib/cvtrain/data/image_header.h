@@ -22,10 +22,6 @@ std::optional<uint64_t> declared_file_bytes(const std::vector<uint8_t>& bytes);
 // The format its first bytes name: "JPEG", "PNG", "BMP", "WebP", "TIFF", "PNM", or "" for anything else.
 const char* image_format_name(const std::vector<uint8_t>& bytes);
 
-}  // namespace cvtrain
-
-namespace cvtrain {
-
 // What a file that is no image cvtrain reads holds, from its first bytes, for the message that
 // names it: a Git LFS pointer (a clone without `git lfs pull`), an HTML page (a download that got
 // an error or login page), GIF, HEIC/AVIF, SVG, PDF, an archive, plain text, or its first bytes in hex.

@@ -265,7 +265,7 @@ void read_budget(const YAML::Node& root, SweepSpace& space, Problems& problems) 
   if (space.gpus_per_trial < 1) problems.add(node_or_root(root, "gpus_per_trial"), "gpus_per_trial", fmt::format("must be at least 1, got {}", space.gpus_per_trial));
 }
 
-// Sets each `sweep.KEY=VALUE` into `root` (a copy of the file's map): space.RECIPE.KEY as one key
+// Sets each `sweep.KEY=VALUE` into `root` (the loaded map): space.RECIPE.KEY as one key
 // under space: (recipe keys hold dots), others as nested maps (early_stopping.grace). Returns the
 // keys as messages name them, with their overrides.
 std::map<std::string, std::string> apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides) {
