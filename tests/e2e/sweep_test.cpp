@@ -110,6 +110,14 @@ TEST_CASE("a sweep given wholly as sweep.* overrides runs its grid, and training
              Catch::StartsWith("# Sweep of") && Catch::Contains("over sweep.space.optim.lr=[0.05,0.1] sweep.sampler=grid sweep.trials=0") &&
                  Catch::Contains("| 0.05 |") && Catch::Contains("| 0.1 |"));
   CHECK(occurrences(read_text(dir.file("s/sweep.jsonl")), "\"status\": \"done\"") == 2);
+  // Another grid into the same folder: refused, showing both spaces.
+  const auto other = shell(
+      "$CVTRAIN sweep --recipe $RECIPE 'sweep.space.optim.lr=[0.05,0.2]' sweep.sampler=grid sweep.trials=0 --out " + dir.file("s"), dir);
+  CHECK(other.exit_code == 1);
+  CHECK_THAT(other.output, Catch::Contains(dir.file("s") + " holds a sweep of another search space: " + dir.file("s/space.yaml") +
+                                           " has\n  {space: {optim.lr: [0.05, 0.1]}, sampler: grid, trials: 0}\nand this sweep's, from "
+                                           "sweep.space.optim.lr=[0.05,0.2] sweep.sampler=grid sweep.trials=0, is\n  {space: {optim.lr: "
+                                           "[0.05, 0.2]}, sampler: grid, trials: 0}"));
   const auto train = shell("$CVTRAIN --recipe $RECIPE sweep.trials=3", dir);
   CHECK(train.exit_code == 2);
   CHECK_THAT(train.output, Catch::Contains("sweep.trials: unknown key; sweep.* keys are for `cvtrain sweep"));

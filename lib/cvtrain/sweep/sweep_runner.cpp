@@ -405,6 +405,13 @@ int64_t trials_at_once(const SweepOptions& o, const SweepSpace& space, const std
   return parallel;
 }
 
+// A space's text for a message: its lines indented by two, no trailing line break.
+std::string indented(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 3)) text.insert(at + 1, "  ");
+  return text;
+}
+
 // Where the space came from, for results.md: "S.yaml", "R.yaml's sweep: section", with the sweep.* overrides.
 std::string space_source(const SweepOptions& o) {
   std::string source = o.space_file;
@@ -429,8 +436,11 @@ SweepSummary run_sweep(const SweepOptions& o) {
   fs::create_directories(folder);
   const FolderLock lock(folder, "sweep");  // a second sweep here would run the same trials again
   const std::string space_copy = (fs::path(folder) / "space.yaml").string();
-  if (fs::exists(space_copy) && read_text_file(space_copy).value_or("") != space_text)
-    throw Error(fmt::format("{} holds a sweep of another search space ({} differs from {}); give another --out", folder, space_copy, space.file));
+  if (const std::string earlier = read_text_file(space_copy).value_or(space_text); earlier != space_text)
+    throw Error(
+        fmt::format("{} holds a sweep of another search space: {} has\n  {}\nand this sweep's, from {}, is\n  {}\ngive another "
+                    "--out, or the same space to continue that sweep",
+                    folder, space_copy, indented(earlier), space_source(o), indented(space_text)));
   std::vector<Trial> trials = plan_trials(space, SweepLog((fs::path(folder) / "sweep.jsonl").string()).read());
 
   std::optional<StepPlan> steps;
