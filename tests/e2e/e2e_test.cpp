@@ -169,6 +169,37 @@ TEST_CASE("an ImageFolder of JPEGs trains and evaluates", "[e2e]") {
                                           " has 2 classes: 3 outputs are never a target"));
 }
 
+TEST_CASE("an unreadable validation image counts as a miss of its own class, not as a second look at its neighbour", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "images", 8);
+  const std::string recipe = dir.write("folder.yaml",
+                                       "model: {arch: small_cnn, num_classes: 2, image_size: 32}\n"
+                                       "data: {format: imagefolder, train: " +
+                                           dir.file("images") + ", val: " + dir.file("images") +
+                                           "}\n"
+                                           "train: {max_steps: 4, global_batch: 8}\n"
+                                           "optim: {name: adamw, lr: 0.003}\n");
+  REQUIRE(run_cvtrain("--recipe " + recipe + " output=" + dir.file("run"), dir).exit_code == 0);
+  const RunResult clean = run_cvtrain("eval --checkpoint " + dir.file("run") + " --batch 4 --out " + dir.file("clean.json"), dir);
+  REQUIRE(clean.exit_code == 0);
+  // The last file of class 0 (blue): the loader's stand-in for it is the first red image.
+  dir.write("images/blue/zz.jpg", "not an image\n");
+  const RunResult damaged =
+      run_cvtrain("eval --checkpoint " + dir.file("run") + " --batch 4 data.max_bad_fraction=0.1 --out " + dir.file("damaged.json"), dir);
+  INFO(damaged.output);
+  REQUIRE(damaged.exit_code == 0);
+  CHECK_THAT(damaged.output, Catch::Contains("on 17 samples of " + dir.file("images") + ", 1 unusable counted as misses"));
+  const std::string before = read_text(dir.file("clean.json")), after = read_text(dir.file("damaged.json"));
+  CHECK(numbers_after(before, "samples") == std::vector<double>{16, 8, 8});  // all, blue, red
+  CHECK(numbers_after(after, "samples") == std::vector<double>{17, 9, 8});
+  // The same hits over one more sample, and the loss over the readable ones.
+  CHECK(numbers_after(after, "top1").front() * 17 == Approx(numbers_after(before, "top1").front() * 16).margin(1e-6));
+  CHECK(numbers_after(after, "top5").front() * 17 == Approx(numbers_after(before, "top5").front() * 16).margin(1e-6));
+  CHECK(numbers_after(after, "loss").front() == Approx(numbers_after(before, "loss").front()).epsilon(1e-6));
+  // Blue's top-1: its 8 readable images' hits over 9.
+  CHECK(numbers_after(after, "top1").at(1) * 9 == Approx(numbers_after(before, "top1").at(1) * 8).margin(1e-6));
+}
+
 TEST_CASE("a validation tree without one of the classes is scored by class name, and one with a class training lacks is refused", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "train", 16);
