@@ -47,7 +47,7 @@ std::optional<double> final_metric(const std::string& folder, const std::string&
 
 // What went wrong, on one line: the first failure the trial's ranks (or launcher) recorded in its
 // folder since `recorded_before` lines (the cause; other ranks' lost connections come after it),
-// else the last line of its output that says so (a recipe error, before any run folder).
+// else the last line of its output that says so (a failure in its set-up, which records nothing).
 std::string failure_message(const std::string& trial_folder, size_t recorded_before, const std::string& log_file, int exit_code) {
   const std::vector<FailureRecord> recorded = read_failures(trial_folder);
   if (recorded.size() > recorded_before) {
