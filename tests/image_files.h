@@ -72,8 +72,10 @@ inline std::vector<uint8_t> encode_jpeg(int w, int h, uint8_t red, uint8_t blue 
   return encode_jpeg_pixels(rgb, w, h, TJPF_RGB, 95, TJSAMP_444);
 }
 
-// A PNG from raw samples (big-endian when 16-bit): colour type 0 gray, 2 RGB, 6 RGBA.
-inline std::vector<uint8_t> encode_png(const std::vector<uint8_t>& samples, int w, int h, int color_type, int depth) {
+// A PNG from raw samples (big-endian when 16-bit): colour type 0 gray, 2 RGB, 6 RGBA;
+// `exif_orientation` > 0 adds an eXIf chunk with that EXIF orientation (6: rotate 90° to view).
+inline std::vector<uint8_t> encode_png(const std::vector<uint8_t>& samples, int w, int h, int color_type, int depth,
+                                       int exif_orientation = 0) {
   const int channels = color_type == 0 ? 1 : color_type == 2 ? 3 : 4;
   const size_t row = static_cast<size_t>(w) * channels * depth / 8;
   std::vector<uint8_t> raw;
@@ -101,6 +103,9 @@ inline std::vector<uint8_t> encode_png(const std::vector<uint8_t>& samples, int 
   be32(header, static_cast<uint32_t>(h));
   header.insert(header.end(), {static_cast<uint8_t>(depth), static_cast<uint8_t>(color_type), 0, 0, 0});
   chunk("IHDR", header);
+  if (exif_orientation > 0)  // big-endian TIFF header, one IFD entry: tag 0x0112, SHORT, count 1
+    chunk("eXIf",
+          {'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, static_cast<uint8_t>(exif_orientation), 0, 0, 0, 0, 0, 0});
   chunk("IDAT", packed);
   chunk("IEND", {});
   return png;

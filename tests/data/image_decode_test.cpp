@@ -1,4 +1,4 @@
-// Decoding: DCT-scaled JPEG, grayscale/CMYK JPEG, PNG with alpha or 16 bits, broken files; the
+// Decoding: DCT-scaled JPEG, grayscale/CMYK JPEG, PNG with alpha, 16 bits or an EXIF orientation, broken files; the
 // per-sample pipeline's scaled decode matches the full-size one.
 #include <catch2/catch.hpp>
 
@@ -143,6 +143,15 @@ TEST_CASE("PNGs with alpha, 16 bits or one channel decode to 8-bit RGB", "[data]
   const Image gray = decode_image(encode_png(std::vector<uint8_t>(9, 33), 3, 3, 0, 8), "gray.png");
   CHECK(gray.channels == 3);
   CHECK(gray.pixels[4] == 33);
+}
+
+TEST_CASE("an EXIF orientation is not applied, as Pillow and torchvision's loader do not, so every format reads as stored", "[data]") {
+  std::vector<uint8_t> rgb(4 * 2 * 3, 0);  // 4 wide, 2 high; the top-left pixel red
+  rgb[0] = 255;
+  const Image image = decode_image(encode_png(rgb, 4, 2, 2, 8, 6), "phone.png");
+  CHECK(image.width == 4);
+  CHECK(image.height == 2);
+  CHECK(image.pixels[0] == 255);
 }
 #endif
 

@@ -129,7 +129,9 @@ JpegJob run_or_throw(JpegJob job, const std::string& name) {
 Image decode_with_opencv(const std::vector<uint8_t>& bytes, const std::string& name) {
   if (const std::optional<std::string> damage = png_damage(bytes)) throw Error(fmt::format("{}: {}", name, *damage));
   const cv::Mat raw(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<uint8_t*>(bytes.data()));
-  cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR);  // 8-bit BGR whatever the depth, alpha dropped
+  // 8-bit BGR whatever the depth, alpha dropped; an EXIF orientation (a PNG's or WebP's) is left
+  // unapplied, as Pillow leaves it and as the JPEG path does, so that every format reads as stored
+  cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
   if (decoded.empty()) {
     const std::optional<uint64_t> declared = declared_file_bytes(bytes);
     if (declared && *declared > bytes.size())
