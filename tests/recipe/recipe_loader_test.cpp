@@ -290,6 +290,37 @@ TEST_CASE("data.root is a folder, and only for image lists", "[recipe]") {
              Catch::Contains("data.root: is for data.format list") && Catch::Contains("data.format is imagefolder"));
 }
 
+TEST_CASE("data.format auto, the default, is what data.train holds, or its name tells without the data", "[recipe]") {
+  TempDir dir;
+  dir.write("folder/cat/a.jpg", "");
+  dir.write("shards/classes.txt", "cat\n");
+  dir.write("train.csv", "path,label\na.jpg,cat\n");
+  dir.write("images-idx3-ubyte", "");
+  const std::string path = dir.write("r.yaml", "data: {train: " + dir.file("folder") + "}\ntrain: {global_batch: 1}\n");
+  LoadOptions options;
+  const auto format_with = [&](const std::string& train) {
+    options.overrides = {"data.train=" + train};
+    return load_recipe(path, options).data.format;
+  };
+  CHECK(format_with(dir.file("folder")) == DataFormat::kImageFolder);
+  CHECK(format_with(dir.file("shards")) == DataFormat::kShards);
+  CHECK(format_with(dir.file("train.csv")) == DataFormat::kList);
+  CHECK(format_with(dir.file("images-idx3-ubyte")) == DataFormat::kIdx);
+  options.overrides = {"data.format=idx"};  // a format given is kept, and the path held against it
+  CHECK_THAT(problems_of(path, options).at(0), Catch::Contains("must be a file for data.format idx"));
+  options.overrides = {"data.val=" + dir.file("train.csv")};  // validation in another format than training's
+  CHECK_THAT(problems_of(path, options).at(0),
+             Catch::Contains("data.val") && Catch::Contains("must be a folder for data.format imagefolder"));
+  options.overrides = {"data.train=" + dir.file("nowhere")};
+  CHECK_THAT(problems_of(path, options).at(0), Catch::Contains("does not exist") && !Catch::Contains("must be"));
+  // Without the data: the name's extension tells IDX and lists; a bare folder name stays auto.
+  CHECK(load_recipe(path, no_path_checks({"data.train=/data/train-images-idx3-ubyte.gz"})).data.format == DataFormat::kIdx);
+  CHECK(load_recipe(path, no_path_checks({"data.train=/data/train.tsv"})).data.format == DataFormat::kList);
+  const Recipe unknown = load_recipe(path, no_path_checks({"data.train=/data/imagenet/train", "data.decoder=nvjpeg", "device=cuda"}));
+  CHECK(unknown.data.format == DataFormat::kAuto);
+  CHECK_THAT(recipe_to_yaml(unknown), Catch::Contains("format: auto"));
+}
+
 TEST_CASE("a bad override is named as the override", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);

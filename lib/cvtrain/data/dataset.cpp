@@ -9,6 +9,7 @@
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_list.h"
 #include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/recipe/data_format.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -26,11 +27,9 @@ std::vector<std::string> Dataset::class_names() const {
 }
 
 DataFormat detect_format(const std::string& path) {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(fmt::format("{}: does not exist", path));
-  if (!fs::is_directory(path, ec)) return is_image_list_path(path) ? DataFormat::kList : DataFormat::kIdx;
-  return fs::exists(fs::path(path) / "classes.txt", ec) ? DataFormat::kShards : DataFormat::kImageFolder;
+  if (!std::filesystem::exists(path, ec)) throw Error(fmt::format("{}: does not exist", path));
+  return *format_of_path(path);
 }
 
 std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& path, int64_t limit) {
@@ -43,6 +42,11 @@ std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& p
       return std::make_unique<ShardDataset>(path, limit);
     case DataFormat::kList:
       return std::make_unique<ImageListDataset>(path, limit, spec.root);
+    case DataFormat::kAuto: {  // a recipe resolves auto as it loads; a spec made in code may not have
+      DataSpec resolved = spec;
+      resolved.format = detect_format(path);
+      return open_dataset(resolved, path, limit);
+    }
     case DataFormat::kSynthetic:
       break;
   }

@@ -68,8 +68,8 @@ class Dataset {
   Image load(size_t index) const;
 };
 
-// The format a path holds: shards (a folder with classes.txt), imagefolder (another folder) or
-// idx (a file). For tools that take a path without a recipe.
+// The format an existing path holds (recipe/data_format.h's rules; an error if it is not there).
+// For tools that take a path without a recipe.
 DataFormat detect_format(const std::string& path);
 
 // Opens `path` in data.format; `limit` > 0 keeps only `limit` samples (see DataSpec::max_samples).

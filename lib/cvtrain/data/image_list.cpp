@@ -13,6 +13,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/recipe/data_format.h"
 
 namespace cvtrain {
 namespace {
@@ -194,11 +195,6 @@ void check_some_exist(const ImageList& list, const std::string& path, const std:
 }
 
 }  // namespace
-
-bool is_image_list_path(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  return ext == ".csv" || ext == ".tsv" || ext == ".txt";
-}
 
 ImageList read_image_list(const std::string& path, const std::string& root) {
   const std::string ext = lower_extension(path);

@@ -37,7 +37,4 @@ class ImageListDataset : public Dataset {
   ImageList list_;
 };
 
-// Whether `path` names a list file by its extension (.csv, .tsv, .txt, any case).
-bool is_image_list_path(const std::string& path);
-
 }  // namespace cvtrain

@@ -16,7 +16,7 @@ namespace cvtrain {
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto is resolved when the recipe loads
 enum class DeviceKind { kAuto, kCpu, kCuda };
-enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic, kList };
+enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic, kList, kAuto };  // kAuto is resolved when the recipe loads
 enum class DecoderKind { kCpu, kNvjpeg, kAuto };
 enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class OptimImplementation { kAuto, kForeach, kFused };
@@ -45,7 +45,7 @@ struct EnumNames<DeviceKind> {
 };
 template <>
 struct EnumNames<DataFormat> {
-  static constexpr std::array<const char*, 5> names{"idx", "imagefolder", "shards", "synthetic", "list"};
+  static constexpr std::array<const char*, 6> names{"idx", "imagefolder", "shards", "synthetic", "list", "auto"};
 };
 template <>
 struct EnumNames<DecoderKind> {
@@ -112,9 +112,10 @@ struct ModelSpec {
 };
 
 struct DataSpec {
-  DataFormat format = DataFormat::kIdx;  // idx | imagefolder | shards (written by `cvtrain data pack`) | list (a CSV, TSV or
-                                         // PATH LABEL text file of images and their classes) | synthetic
-                                         // (random images on the device, data.max_samples per epoch, default ImageNet's)
+  DataFormat format = DataFormat::kAuto;  // auto (told from data.train, recipe/data_format.h) | idx | imagefolder | shards
+                                          // (written by `cvtrain data pack`) | list (a CSV, TSV or PATH LABEL text file of
+                                          // images and their classes) | synthetic (random images on the device,
+                                          // data.max_samples per epoch, default ImageNet's)
   std::string train;               // idx: the images .gz/.idx file; imagefolder: a folder of class folders
   std::string val;
   std::string root;                         // list: the folder its relative paths are taken from; empty: each list's own folder

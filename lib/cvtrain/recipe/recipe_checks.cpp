@@ -11,6 +11,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/weights_format.h"
 #include "cvtrain/recipe/batch_plan.h"
+#include "cvtrain/recipe/data_format.h"
 
 namespace cvtrain {
 namespace {
@@ -92,6 +93,13 @@ std::string missing_path(const std::string& key, const std::string& path, const 
   return fmt::format("'{}' {}{}; point it at yours with {}=PATH after the recipe", path, what, relative, key);
 }
 
+// data.format: auto becomes what data.train holds (data.val's, for a recipe that only evaluates);
+// it stays auto only where neither the path nor its name tells (`check --no-paths`).
+void resolve_data_format(DataSpec& data) {
+  if (data.format != DataFormat::kAuto) return;
+  if (const auto told = format_of_path(data.train.empty() ? data.val : data.train)) data.format = *told;
+}
+
 void check_paths(const Recipe& r, const CrossChecks& check) {
   std::error_code root_ec;
   if (!r.data.root.empty() && r.data.format != DataFormat::kList)
@@ -106,7 +114,7 @@ void check_paths(const Recipe& r, const CrossChecks& check) {
     const bool exists = fs::exists(path, ec);
     if (!exists)
       check.fail(key, missing_path(key, path, "does not exist"));
-    else if (folders != fs::is_directory(path, ec))
+    else if (r.data.format != DataFormat::kAuto && folders != fs::is_directory(path, ec))
       check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", name_of(r.data.format)));
   }
 }
@@ -141,7 +149,7 @@ void check_cuda_graphs(Recipe& r, bool trust_ratio, const CrossChecks& check) {
 // cannot serve is a recipe error here, where `auto` would quietly choose the CPU.
 void check_decoder(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
   if (r.data.decoder != DecoderKind::kNvjpeg) return;
-  if (!holds_encoded_files(r.data.format))
+  if (!holds_encoded_files(r.data.format) && r.data.format != DataFormat::kAuto)
     check.fail("data.decoder", fmt::format("nvjpeg decodes JPEG files, and data.format {} holds none; use cpu", name_of(r.data.format)));
   if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
     check.fail("data.decoder", "nvjpeg decodes on a GPU, and this run has none; use cpu (or auto, which chooses by the machine)");
@@ -310,6 +318,7 @@ void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) 
                     : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
   check_auto_micro_batch(r, options, check);
   resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
+  resolve_data_format(r.data);
   check_data(r, options, check);
   check_run_folders(r, options, check);
   check_profile(r.profile, check);
