@@ -12,6 +12,7 @@
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/dataset_inspection.h"
+#include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
@@ -38,11 +39,14 @@ void add_format_option(CLI::App& cmd, DataArgs& args) {
   cmd.add_option("--root", args.root, "An image list's relative paths start from this folder, as data.root (default: the list's own)");
 }
 
-// `root`: an image list's data.root ("" for the list's folder).
-std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::string& format, const std::string& root) {
+// `root`: an image list's data.root ("" for the list's folder); `empty`: whether an ImageFolder
+// class without images is refused, as training refuses it, or kept to be shown (inspect).
+std::unique_ptr<Dataset> open_for_tool(const std::string& path, const std::string& format, const std::string& root,
+                                       EmptyClasses empty = EmptyClasses::kRefused) {
   DataSpec spec;
   spec.format = format == "auto" ? detect_format(path) : *enum_of<DataFormat>(format);
   spec.root = root;
+  if (spec.format == DataFormat::kImageFolder) return std::make_unique<ImageFolderDataset>(path, 0, empty);
   return open_dataset(spec, path, 0);
 }
 
@@ -168,7 +172,7 @@ Command add_inspect_command(CLI::App& data) {
                 "code as without");
   add_format_option(*cmd, *args);
   return {cmd, [args] {
-            const auto dataset = open_for_tool(args->source, args->format, args->root);
+            const auto dataset = open_for_tool(args->source, args->format, args->root, EmptyClasses::kKept);
             InspectOptions options;
             options.verify = args->verify || !args->against.empty();
             options.workers = args->pack.workers;
@@ -187,7 +191,8 @@ Command add_inspect_command(CLI::App& data) {
                   stdout);
             else if (!args->against.empty())
               print_copies_in(args->against, found);
-            return inspection.unreadable.empty() && found.copies.copies == 0 && found.look_alikes.copies == 0 ? 0 : kExitRuntimeError;
+            const bool usable = inspection.unreadable.empty() && !inspection.has_empty_class_folders();
+            return usable && found.copies.copies == 0 && found.look_alikes.copies == 0 ? 0 : kExitRuntimeError;
           }};
 }
 

@@ -72,9 +72,17 @@ TEST_CASE("ImageFolder leaves out dot-named folders and files: notebook, editor 
 TEST_CASE("ImageFolder problems name the folder or file", "[data]") {
   TempDir dir;
   write_bytes(dir, "root/a/1.jpg", encode_jpeg(8, 8, 0));
-  SECTION("an empty class folder") {
+  SECTION("class folders without images: all named at once, with what they hold; kept for inspection") {
     std::filesystem::create_directories(dir.file("root/b"));
-    CHECK_THROWS_WITH(ImageFolderDataset(dir.file("root"), 0), Catch::Contains("root/b") && Catch::Contains("no images"));
+    dir.write("root/c/x.heic", "");
+    dir.write("root/c/deep/y.heic", "");
+    dir.write("root/c/notes.txt", "");
+    CHECK_THROWS_WITH(ImageFolderDataset(dir.file("root"), 0),
+                      Catch::Contains("root: 2 class folder(s) hold no image file (.jpg, .jpeg,") &&
+                          Catch::Contains("\n  b (holds nothing)") && Catch::Contains("\n  c (holds 2 .heic, 1 .txt)"));
+    const ImageFolderDataset kept(dir.file("root"), 0, EmptyClasses::kKept);
+    CHECK(kept.class_names() == std::vector<std::string>{"a", "b", "c"});
+    CHECK(kept.size() == 1);
   }
   SECTION("no class folders") {
     std::filesystem::create_directories(dir.file("flat"));

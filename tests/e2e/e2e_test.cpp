@@ -312,7 +312,7 @@ TEST_CASE("missing, empty or non-folder data is a recipe error before training",
   CHECK(empty_class.exit_code == 2);
   // Found against the data after loading, the error still names the line that set the key.
   CHECK_THAT(empty_class.output, Catch::Contains(dir.file("data.yaml") + ":2: data.train: ") && Catch::Contains("green") &&
-                                     Catch::Contains("no images"));
+                                     Catch::Contains("hold no image file"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/metrics.jsonl")));
   // cvtrain check opens the data as training does: the same refusal, and nothing else printed.
   const RunResult checked = run_cvtrain("check --recipe " + folder_recipe(dir, "images"), dir);
@@ -383,6 +383,13 @@ TEST_CASE("data pack, inspect and training on shards", "[e2e]") {
   const RunResult not_shards = run_cvtrain("data inspect " + dir.file("images") + " --format shards", dir);
   CHECK(not_shards.exit_code == 1);
   CHECK_THAT(not_shards.output, Catch::Contains("classes.txt"));
+  // A class folder without images, which training refuses, is shown among the others, and fails the check.
+  dir.write("images/green/photo.heic", "");
+  const RunResult empty_class = run_cvtrain("data inspect " + dir.file("images"), dir);
+  CHECK(empty_class.exit_code == 1);
+  CHECK_THAT(empty_class.output, Catch::Contains("images: ImageFolder, 24 samples, 3 classes") && Catch::Contains("       0  green\n") &&
+                                     Catch::Contains("1 class(es) without samples: green (their folders hold no image file; training "
+                                                     "refuses them)"));
 }
 
 TEST_CASE("an image list trains as the folder it lists, its validation list scored by class name, and packs", "[e2e]") {

@@ -176,14 +176,14 @@ std::string class_lines(const DatasetInspection& in, bool all_classes) {
     out += fmt::format("  largest:  {}\n", list(by_size.end() - kListedAtEachEnd, by_size.end()));
     out += fmt::format("  (--all-classes lists all {})\n", by_size.size());
   }
-  std::vector<std::string> empty;
   size_t smallest = SIZE_MAX, largest = 0;
   for (const auto& [name, samples] : in.per_class) {
-    if (samples == 0) empty.push_back(name);
     if (samples > 0) smallest = std::min(smallest, samples);
     largest = std::max(largest, samples);
   }
-  if (!empty.empty()) out += fmt::format("  {} class(es) without samples: {}\n", empty.size(), fmt::join(empty, ", "));
+  if (const std::vector<std::string> empty = in.classes_without_samples(); !empty.empty())
+    out += fmt::format("  {} class(es) without samples: {}{}\n", empty.size(), fmt::join(empty, ", "),
+                       in.has_empty_class_folders() ? " (their folders hold no image file; training refuses them)" : "");
   if (smallest != SIZE_MAX && largest >= 2 * smallest)
     out += fmt::format("  imbalanced: the largest class has {:.1f}x the samples of the smallest\n",
                        static_cast<double>(largest) / static_cast<double>(smallest));
@@ -338,6 +338,13 @@ std::string copies_json(const CopyFinding& c) {
 }
 
 }  // namespace
+
+std::vector<std::string> DatasetInspection::classes_without_samples() const {
+  std::vector<std::string> empty;
+  for (const auto& [name, samples] : per_class)
+    if (samples == 0) empty.push_back(name);
+  return empty;
+}
 
 std::string DatasetInspection::json(const std::string& against) const {
   std::vector<std::string> classes;

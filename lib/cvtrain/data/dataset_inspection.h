@@ -41,6 +41,10 @@ struct DatasetInspection {
   CopyFinding copies;                   // with verify: samples byte-identical to an earlier one
   CopyFinding look_alikes;              // with verify: samples that look like an earlier one, their bytes not the same
 
+  // The names of the classes that hold no sample, in label order.
+  std::vector<std::string> classes_without_samples() const;
+  // An ImageFolder class folder without images, which training refuses.
+  bool has_empty_class_folders() const { return format == "ImageFolder" && !classes_without_samples().empty(); }
   // The report `data inspect` prints; with many classes only the smallest and largest are listed
   // unless `all_classes`.
   std::string summary(bool all_classes = false) const;

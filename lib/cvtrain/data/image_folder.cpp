@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "cvtrain/core/error.h"
@@ -20,12 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// torchvision's IMG_EXTENSIONS, matched in any case.
+constexpr std::array<const char*, 9> kImageExtensions{".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm", ".pgm"};
+
 bool is_image_file(const fs::path& path) {
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* known : {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm", ".pgm"})
-    if (ext == known) return true;
-  return false;
+  return std::any_of(kImageExtensions.begin(), kImageExtensions.end(), [&](const char* known) { return ext == known; });
 }
 
 // A dot-named entry (.ipynb_checkpoints, .DS_Store, macOS's ._IMG.jpg, .Trash): notebook, editor and
@@ -131,6 +134,37 @@ void note_left_out(const std::string& root, const LeftOut& left_out) {
               left_out.dangling.size(), left_out.dangling.front());
 }
 
+// What an image-less class folder holds instead, by extension ("3 .heic, 1 .txt"), or "nothing".
+std::string other_files_in(const fs::path& class_folder) {
+  std::map<std::string, size_t> by_extension;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(class_folder, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    if (it->is_regular_file(entry_ec) && !is_hidden(it->path()))
+      ++by_extension[it->path().has_extension() ? it->path().extension().string() : "(no extension)"];
+  }
+  std::vector<std::pair<std::string, size_t>> counts(by_extension.begin(), by_extension.end());
+  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string held;
+  for (size_t i = 0; i < counts.size() && i < 3; ++i)
+    held += fmt::format("{}{} {}", held.empty() ? "" : ", ", counts[i].second, counts[i].first);
+  return held.empty() ? "nothing" : held;
+}
+
+// Every image-less class at once, each with what it holds, so one look fixes the tree.
+[[noreturn]] void refuse_empty_classes(const std::string& root, const std::vector<std::string>& empty) {
+  constexpr size_t kNamed = 5;
+  std::string named;
+  for (size_t i = 0; i < empty.size() && i < kNamed; ++i)
+    named += fmt::format("\n  {} (holds {})", empty[i], other_files_in(fs::path(root) / empty[i]));
+  if (empty.size() > kNamed) named += fmt::format("\n  ... and {} more", empty.size() - kNamed);
+  throw Error(
+      fmt::format("{}: {} class folder(s) hold no image file ({} at any depth), and a class needs one (torchvision's "
+                  "ImageFolder refuses them too): convert their files, or move the folders out of {}; `cvtrain data inspect "
+                  "{}` shows every class{}",
+                  root, empty.size(), fmt::join(kImageExtensions, ", "), root, root, named));
+}
+
 }  // namespace
 
 std::vector<std::string> image_files_under(const std::string& folder) {
@@ -143,18 +177,20 @@ std::vector<std::string> image_folder_classes(const std::string& root) {
   return class_folders(root, hidden);
 }
 
-ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit) {
+ImageFolderDataset::ImageFolderDataset(const std::string& root, int64_t limit, EmptyClasses empty) {
   LeftOut left_out;
   classes_ = class_folders(root, left_out.hidden);
+  std::vector<std::string> without_images;
   for (size_t label = 0; label < classes_.size(); ++label) {
     const fs::path folder = fs::path(root) / classes_[label];
     std::vector<std::string> files = class_images(folder, left_out);
-    if (files.empty()) throw Error(fmt::format("{}: class folder has no images (at any depth)", folder.string()));
+    if (files.empty()) without_images.push_back(classes_[label]);
     for (auto& f : files) {
       files_.push_back(std::move(f));
       labels_.push_back(static_cast<int64_t>(label));
     }
   }
+  if (!without_images.empty() && empty == EmptyClasses::kRefused) refuse_empty_classes(root, without_images);
   note_left_out(root, left_out);
   keep_spread(files_, labels_, limit);
 }

@@ -9,9 +9,13 @@
 
 namespace cvtrain {
 
+// A class folder without an image cannot train (torchvision's ImageFolder refuses it too), but
+// `data inspect` shows it among the others.
+enum class EmptyClasses { kRefused, kKept };
+
 class ImageFolderDataset : public Dataset {
  public:
-  ImageFolderDataset(const std::string& root, int64_t limit);
+  ImageFolderDataset(const std::string& root, int64_t limit, EmptyClasses empty = EmptyClasses::kRefused);
   size_t size() const override { return files_.size(); }
   int64_t label(size_t index) const override { return labels_[index]; }
   int64_t num_classes() const override { return static_cast<int64_t>(classes_.size()); }
