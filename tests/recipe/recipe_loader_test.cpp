@@ -118,6 +118,16 @@ TEST_CASE("a key that failed to read is not blamed again by a rule comparing it,
   CHECK_THAT(problems[1], Catch::Contains("optim.lr") && Catch::Contains("expected a number, got nothing"));
 }
 
+TEST_CASE("YAML's .inf and .nan are refused where a number is expected", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const auto problems = problems_of(path, no_path_checks({"optim.lr=.inf", "augment.mixup=.nan", "data.std=[0.3, -.Inf, 0.2]"}));
+  REQUIRE(problems.size() == 3);  // in key order
+  CHECK_THAT(problems[0], Catch::Contains("augment.mixup: expected a finite number, got '.nan'"));
+  CHECK_THAT(problems[1], Catch::Contains("data.std: in the list: expected a finite number, got '-.Inf'"));
+  CHECK_THAT(problems[2], Catch::Contains("optim.lr: expected a finite number, got '.inf'"));
+}
+
 TEST_CASE("YAML merge keys merge one leaf at a time, and top-level x- keys may hold their anchors", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml",

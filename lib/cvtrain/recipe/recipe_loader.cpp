@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -220,7 +221,13 @@ MaybeError convert_scalar(const YAML::Node& n, T& out, const char* expected) {
 }
 
 MaybeError convert(const YAML::Node& n, int64_t& out) { return convert_scalar(n, out, "an integer"); }
-MaybeError convert(const YAML::Node& n, double& out) { return convert_scalar(n, out, "a number"); }
+// YAML's .inf and .nan are numbers to yaml-cpp; no recipe key means anything by them (a rate of
+// infinity trains nothing, a NaN passes every `>` check), so a number must be finite.
+MaybeError convert(const YAML::Node& n, double& out) {
+  if (auto e = convert_scalar(n, out, "a number")) return e;
+  if (!std::isfinite(out)) return fmt::format("expected a finite number, got '{}'", n.Scalar());
+  return std::nullopt;
+}
 MaybeError convert(const YAML::Node& n, bool& out) { return convert_scalar(n, out, "true or false"); }
 
 MaybeError convert(const YAML::Node& n, std::string& out) {
