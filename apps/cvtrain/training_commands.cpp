@@ -16,7 +16,7 @@
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_checks.h"
-#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 #include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_builder.h"

@@ -7,6 +7,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/recipe/key_hints.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 #include "temp_dir.h"
 
 using namespace cvtrain;

@@ -3,7 +3,7 @@
 
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_changes.h"
-#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 
 using namespace cvtrain;
 

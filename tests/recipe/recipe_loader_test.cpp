@@ -9,6 +9,7 @@
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 #include "temp_dir.h"
 
 using namespace cvtrain;

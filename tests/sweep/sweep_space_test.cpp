@@ -10,6 +10,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 #include "cvtrain/sweep/successive_halving.h"
 #include "cvtrain/sweep/trial_sampler.h"
 #include "temp_dir.h"

@@ -1,8 +1,8 @@
-// Loads a recipe: YAML file with `base:` inheritance, key.path=value overrides, schema checks.
+// Loads a recipe: YAML file with `base:` inheritance, key.path=value overrides, then the schema
+// (recipe_schema.h) and the rules across keys (recipe_checks.h).
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,18 +30,8 @@ struct LoadOptions {
 // Throws RecipeError listing every problem with its key and file:line.
 Recipe load_recipe(const std::string& path, const LoadOptions& options = {});
 
-// The resolved recipe as YAML, every key present (what `cvtrain check` prints and runs save).
-std::string recipe_to_yaml(const Recipe& recipe);
-
 // Ranks of the job the recipe describes: nnodes x nproc_per_node, `auto` counting `visible_gpus`
 // (at least 1).
 int world_size_of(const DistributedSpec& spec, int visible_gpus);
-
-// Every recipe key, dotted ("train.epochs"), in schema order.
-std::vector<std::string> recipe_keys();
-
-// What is wrong with `value` (YAML text, as after KEY= in an override) for the recipe key `key`, by
-// its schema row alone (type, range, choices; no rule across keys); nullopt when it reads.
-std::optional<std::string> value_problem(const std::string& key, const std::string& value);
 
 }  // namespace cvtrain

@@ -12,6 +12,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/recipe/key_hints.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 
 namespace cvtrain {
 namespace {

@@ -16,7 +16,7 @@
 #include "cvtrain/observe/report_html.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/observe/svg_chart.h"
-#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 
 namespace cvtrain {
 namespace {

@@ -25,6 +25,7 @@
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 #include "cvtrain/sweep/successive_halving.h"
 #include "cvtrain/sweep/sweep_log.h"
 #include "cvtrain/sweep/trial_sampler.h"

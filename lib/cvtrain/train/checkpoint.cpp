@@ -26,7 +26,7 @@
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/recipe/recipe.h"
-#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 
 namespace cvtrain {
 namespace {

@@ -20,7 +20,7 @@
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_changes.h"
-#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 #include "cvtrain/train/loss_scaler.h"
 
 namespace cvtrain {

@@ -10,7 +10,7 @@
 #include "cvtrain/core/failure_log.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/recipe/recipe.h"
-#include "cvtrain/recipe/recipe_loader.h"
+#include "cvtrain/recipe/recipe_schema.h"
 
 namespace cvtrain {
 
