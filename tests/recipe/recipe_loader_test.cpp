@@ -165,12 +165,25 @@ TEST_CASE("a warmup as long as the run, a milestone past it and validation on th
   // Validation on the training data, by the same path or another spelling of it.
   dir.write("images/a/x.jpg", "");
   for (const std::string& val : {dir.file("images"), dir.file("images/./a/..")}) {
-    const Recipe same = load_recipe(path, no_path_checks({"train.epochs=90", "data.train=" + dir.file("images"), "data.val=" + val}));
+    const Recipe same = load_recipe(
+        path, no_path_checks({"train.epochs=90", "model.image_size=64", "data.train=" + dir.file("images"), "data.val=" + val}));
     const auto leak = recipe_warnings(same);
     REQUIRE(leak.size() == 1);
     CHECK_THAT(leak[0], Catch::Contains("data.val: " + val + " is data.train too: the validation figures are scored on the training images"));
   }
   CHECK(recipe_warnings(load_recipe(path, no_path_checks({"train.epochs=90", "data.val=/data/val.gz"}))).empty());
+}
+
+TEST_CASE("photographs left at the default image size are warned about, Fashion-MNIST is not", "[recipe]") {
+  TempDir dir;
+  dir.write("images/a/x.jpg", "");
+  const std::string path = dir.write("r.yaml", "data: {train: " + dir.file("images") + "}\ntrain: {global_batch: 8}\n");
+  const auto warnings = recipe_warnings(load_recipe(path, no_path_checks()));
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::StartsWith(path + " (not set): model.image_size: not set, so images are cut to 28 px") &&
+                              Catch::Contains("set model.image_size"));
+  CHECK(recipe_warnings(load_recipe(path, no_path_checks({"model.image_size=28"}))).empty());  // set, even to the default
+  CHECK(recipe_warnings(load_recipe(dir.write("idx.yaml", kMinimal), no_path_checks())).empty());
 }
 
 TEST_CASE("a path that starts with ~/ is in the home folder, as a shell would take it, not a folder named ~", "[recipe]") {

@@ -300,6 +300,12 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
   if (r.augment.random_resized_crop.empty() && r.augment.random_resized_crop_ratio != defaults.random_resized_crop_ratio)
     warnings.push_back(fmt::format("{}: the aspect range of augment.random_resized_crop, which is off: it changes nothing",
                                    r.where("augment.random_resized_crop_ratio")));
+  // The default side is the quickstart's Fashion-MNIST's: photographs left at it train as thumbnails.
+  if (holds_encoded_files(r.data.format) && r.where("model.image_size").find("(not set)") != std::string::npos)
+    warnings.push_back(
+        fmt::format("{}: not set, so images are cut to {} px (the default, Fashion-MNIST's size); photographs "
+                    "usually train at 224 (ImageNet's) or more: set model.image_size",
+                    r.where("model.image_size"), r.model.image_size));
   // Scoring the training images (a quick test's shortcut, left in) reads as accuracy on held-out data.
   std::error_code ec;
   if (!r.data.val.empty() && (r.data.val == r.data.train || std::filesystem::equivalent(r.data.val, r.data.train, ec)))
