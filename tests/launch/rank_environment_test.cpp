@@ -80,7 +80,8 @@ TEST_CASE("the batch script itself is not a rank and torchrun inside Slurm wins"
   CHECK(rank_from_environment(env_of(both))->source == "torchrun");
 }
 
-TEST_CASE("the cores for a node's ranks are Slurm's CPUs per task in a step, else what the process may use", "[launch]") {
+TEST_CASE("the cores for a node's ranks are a sweep trial's share, Slurm's CPUs per task in a step, else what the process may use",
+          "[launch]") {
   auto task = kSlurmTask;
   task["SLURM_CPUS_PER_TASK"] = "12";
   CHECK(cores_for_local_ranks(env_of(task), 4, 128) == 48);  // 4 ranks of 12 CPUs on a 128-core node
@@ -91,4 +92,8 @@ TEST_CASE("the cores for a node's ranks are Slurm's CPUs per task in a step, els
   batch["SLURM_CPUS_PER_TASK"] = "12";
   CHECK(cores_for_local_ranks(env_of(batch), 1, 24) == 24);  // the batch script launches, with its own mask
   CHECK(cores_for_local_ranks(env_of({}), 2, 0) == 1);
+  // A sweep's trial on this machine: its share, never more than the process may use.
+  CHECK(cores_for_local_ranks(env_of({{"CVTRAIN_JOB_CORES", "4"}}), 1, 16) == 4);
+  CHECK(cores_for_local_ranks(env_of({{"CVTRAIN_JOB_CORES", "40"}}), 1, 16) == 16);
+  CHECK_THROWS_WITH(cores_for_local_ranks(env_of({{"CVTRAIN_JOB_CORES", "four"}}), 1, 16), Catch::Contains("CVTRAIN_JOB_CORES='four'"));
 }

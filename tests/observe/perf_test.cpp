@@ -127,7 +127,7 @@ TEST_CASE("workers to keep up come from the measured wait", "[observe]") {
 
 TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]") {
   Recipe recipe;
-  recipe.data.workers = 2;
+  recipe.data.workers = WorkerCount::exactly(2);
   recipe.strategy = StrategyKind::kDdp;
   recipe.train.global_batch = 64;
   recipe.train.micro_batch = 32;
@@ -183,7 +183,7 @@ TEST_CASE("verdicts name the number and the recipe keys to change", "[observe]")
 
 TEST_CASE("an input-bound run whose workers mostly read files is storage-bound, not short of workers", "[observe]") {
   Recipe recipe;
-  recipe.data.workers = 4;
+  recipe.data.workers = WorkerCount::exactly(4);
   PerfFacts facts;
   facts.cores = 16;
   for (int i = 0; i < 10; ++i) facts.phases.add_step(step_of(0.5, 0.2, 0.3, 0.0));
@@ -205,7 +205,7 @@ TEST_CASE("an input-bound run whose workers mostly read files is storage-bound, 
 
 TEST_CASE("an input-bound run on progressive JPEGs is told that a pack stores them as baseline", "[observe]") {
   Recipe recipe;
-  recipe.data.workers = 2;
+  recipe.data.workers = WorkerCount::exactly(2);
   PerfContext context;
   context.cores = 16;
   PerfMonitor monitor(recipe, context);
@@ -316,7 +316,7 @@ TEST_CASE("known GPUs have dense peaks per precision, unknown ones and CPUs none
 
 TEST_CASE("the monitor says an input-bound interval once per epoch and compares ranks", "[observe]") {
   Recipe recipe;
-  recipe.data.workers = 1;
+  recipe.data.workers = WorkerCount::exactly(1);
   PerfContext context;
   context.world_size = 2;
   context.cores = 8;

@@ -41,7 +41,7 @@ TEST_CASE("a balanced job with a fast enough pipeline and network has no finding
 
 TEST_CASE("preflight names the slow rank, the narrow link, the short pipeline and the slow network", "[observe]") {
   Recipe recipe;
-  recipe.data.workers = 4;
+  recipe.data.workers = WorkerCount::exactly(4);
   recipe.train.micro_batch = 64;
   recipe.train.accumulation = 1;
   PreflightResults r;

@@ -18,7 +18,7 @@ TEST_CASE("a resumed recipe's changes list data, optimizer and schedule keys, no
   now.optim.lr = 0.05;
   now.data.mean = {0.5};
   now.output = "elsewhere";  // operational: not listed
-  now.data.workers = 8;
+  now.data.workers = WorkerCount::exactly(8);
   now.checkpoint.every_steps = 10;
   now.train.log_every = 7;
   now.distributed.nproc_per_node = "4";

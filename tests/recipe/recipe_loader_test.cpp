@@ -65,7 +65,8 @@ TEST_CASE("base: inherits relative to the recipe, later keys win, siblings survi
   CHECK(r.optim.name == OptimizerKind::kAdamw);
   CHECK(r.optim.lr == Approx(0.001));
   CHECK(r.optim.betas == std::vector<double>{0.9, 0.95});
-  CHECK(r.data.workers == 7);
+  CHECK(r.data.workers.count == 7);
+  CHECK_FALSE(r.data.workers.automatic);
   CHECK(r.train.epochs == 5);
   CHECK(r.train.global_batch == 256);
 }
@@ -343,6 +344,23 @@ TEST_CASE("data.format auto, the default, is what data.train holds, or its name 
   const Recipe unknown = load_recipe(path, no_path_checks({"data.train=/data/imagenet/train", "data.decoder=nvjpeg", "device=cuda"}));
   CHECK(unknown.data.format == DataFormat::kAuto);
   CHECK_THAT(recipe_to_yaml(unknown), Catch::Contains("format: auto"));
+}
+
+TEST_CASE("data.workers is auto unless a number is given, and prints as it was given", "[recipe]") {
+  TempDir dir;
+  const std::string path = dir.write("r.yaml", kMinimal);
+  const Recipe automatic = load_recipe(path, no_path_checks());
+  CHECK(automatic.data.workers.automatic);
+  CHECK_THAT(recipe_to_yaml(automatic), Catch::Contains("  workers: auto\n"));
+  const Recipe four = load_recipe(path, no_path_checks({"data.workers=4"}));
+  CHECK_FALSE(four.data.workers.automatic);
+  CHECK(four.data.workers.count == 4);
+  CHECK_THAT(recipe_to_yaml(four), Catch::Contains("  workers: 4\n"));
+  CHECK(load_recipe(path, no_path_checks({"data.workers=4", "data.workers=auto"})).data.workers.automatic);
+  CHECK(load_recipe(path, no_path_checks({"data.workers=0"})).data.workers.count == 0);  // on the training thread
+  for (const char* bad : {"data.workers=-1", "data.workers=300", "data.workers=many", "data.workers=[2]"})
+    CHECK_THAT(problems_of(path, no_path_checks({bad})).at(0),
+               Catch::Contains("data.workers: expected auto") && Catch::Contains("or a number of threads in [0, 256]"));
 }
 
 TEST_CASE("a bad override is named as the override", "[recipe]") {

@@ -1,4 +1,4 @@
-// usable_cpus(): sched_getaffinity's count; process_cpu_seconds(): CLOCK_PROCESS_CPUTIME_ID (see cpu_budget.h).
+// usable_cpus(): sched_getaffinity's count; process_cpu_seconds(): CLOCK_PROCESS_CPUTIME_ID; automatic_workers (see cpu_budget.h).
 #include "cvtrain/core/cpu_budget.h"
 
 #include <sched.h>
@@ -23,6 +23,11 @@ double process_cpu_seconds() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+int64_t automatic_workers(unsigned cores_per_rank, bool on_gpu, int64_t most) {
+  const int64_t cores = cores_per_rank;
+  return std::clamp<int64_t>(on_gpu ? cores - 1 : cores / 2, 1, std::max<int64_t>(1, most));
 }
 
 }  // namespace cvtrain

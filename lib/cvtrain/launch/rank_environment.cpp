@@ -93,6 +93,8 @@ std::optional<RankInfo> rank_from_environment(const EnvLookup& env, int port) {
 }
 
 unsigned cores_for_local_ranks(const EnvLookup& env, int local_ranks, unsigned usable) {
+  if (const int share = optional_integer(env, kJobCoresVariable, 0); share > 0)
+    return std::min(static_cast<unsigned>(share), std::max(1u, usable));
   const auto step = env("SLURM_STEP_ID");
   const auto per_task = env("SLURM_CPUS_PER_TASK");
   if (step && *step != kBatchStepId && *step != "batch" && per_task) {

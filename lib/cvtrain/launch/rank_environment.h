@@ -29,10 +29,15 @@ EnvLookup process_environment();
 // Throws Error naming the variable when a set is incomplete or malformed.
 std::optional<RankInfo> rank_from_environment(const EnvLookup& env, int port = 0);
 
+// Set by `cvtrain sweep` for a trial on this machine: the cores its ranks share, so that trials
+// running side by side do not each take every core (data.workers: auto).
+constexpr const char* kJobCoresVariable = "CVTRAIN_JOB_CORES";
+
 // The cores this node gives the job's `local_ranks` ranks together, to share out among their
-// threads and decode workers: in a Slurm step that set SLURM_CPUS_PER_TASK, that many per rank
-// (a rank bound to its own CPUs sees only those in its mask); else `usable` (core/cpu_budget.h's
-// usable_cpus() of this process, which every local rank shares).
+// threads and decode workers: CVTRAIN_JOB_CORES where set (at most `usable`); in a Slurm step that
+// set SLURM_CPUS_PER_TASK, that many per rank (a rank bound to its own CPUs sees only those in its
+// mask); else `usable` (core/cpu_budget.h's usable_cpus() of this process, which every local rank
+// shares).
 unsigned cores_for_local_ranks(const EnvLookup& env, int local_ranks, unsigned usable);
 
 }  // namespace cvtrain

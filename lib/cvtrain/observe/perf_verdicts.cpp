@@ -27,8 +27,8 @@ std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double
                              "time reading files rather than decoding them, so more data.workers (now {}) would only queue on the "
                              "same storage; copy the data to local disk, or pack it into a few large shards that read sequentially "
                              "(`cvtrain data pack SRC DST --shards N`, with --resize {} to read fewer bytes).",
-                             data >= r.observe.input_bound ? "" : "moderately ", percent(data), percent(reading), r.data.workers,
-                             r.model.image_size * 8 / 7)};
+                             data >= r.observe.input_bound ? "" : "moderately ", percent(data), percent(reading),
+                             r.data.workers.described(), r.model.image_size * 8 / 7)};
 }
 
 // Where the GPU could decode the JPEGs instead (data.decoder nvjpeg): a clause for the input-bound advice.
@@ -52,16 +52,17 @@ std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
   const double threshold = r.observe.input_bound;
   if (data < kModerateShare * threshold) return std::nullopt;
   if (f.read_share && *f.read_share >= r.observe.storage_bound) return storage_bound(f, r, data);
-  const int64_t workers = r.data.workers;
+  const int64_t workers = r.data.workers.count;
   const int64_t needed = workers_to_keep_up(workers, data);
   const int64_t cores_per_rank = std::max<int64_t>(1, f.cores / static_cast<unsigned>(std::max(1, f.local_world_size)));
   std::string advice;
   if (needed <= cores_per_rank) {
-    advice = fmt::format("data.workers: {} would keep up (now {}; this node has {} cores for {} rank{})", needed, workers, f.cores,
-                         f.local_world_size, f.local_world_size == 1 ? "" : "s");
+    advice = fmt::format("data.workers: {} would keep up (now {}; this node has {} cores for {} rank{})", needed,
+                         r.data.workers.described(), f.cores, f.local_world_size, f.local_world_size == 1 ? "" : "s");
   } else {
-    const std::string use_cores = workers >= cores_per_rank ? fmt::format("data.workers (now {}) already uses", workers)
-                                                            : fmt::format("data.workers: {} (now {}) uses", cores_per_rank, workers);
+    const std::string use_cores = workers >= cores_per_rank
+                                      ? fmt::format("data.workers (now {}) already uses", r.data.workers.described())
+                                      : fmt::format("data.workers: {} (now {}) uses", cores_per_rank, r.data.workers.described());
     advice = fmt::format(
         "{} this node's {} cores per rank, but keeping up needs about {} decode workers per rank: pack the data pre-resized "
         "near model.image_size ({}) with `cvtrain data pack --resize`, so that each decode costs less{}",

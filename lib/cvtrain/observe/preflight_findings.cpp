@@ -60,15 +60,15 @@ void short_input(const PreflightResults& r, const Recipe& recipe, std::vector<Ve
     if (p.pipeline_images_per_s && p.model_images_per_s > 0 && (!worst || share_of(p) < share_of(*worst))) worst = &p;
   if (!worst || share_of(*worst) >= 1) return;
   const double share = share_of(*worst);
-  const int64_t workers = recipe.data.workers;
+  const int64_t workers = recipe.data.workers.count;
   const auto needed = static_cast<int64_t>(std::ceil(kWorkerMargin * static_cast<double>(std::max<int64_t>(workers, 1)) / share));
-  out.push_back(Verdict{
-      "input_short", share,
-      fmt::format("input pipeline too slow: {} prepares {:.0f} images/s with data.workers: {}, but the model trains on {:.0f} "
-                  "images/s there, so training would wait for data about {:.0f}% of the time; data.workers: {} would keep up "
-                  "(if the node has the cores; else pack the data pre-resized with `cvtrain data pack --resize`).",
-                  worst->label, *worst->pipeline_images_per_s, workers, worst->model_images_per_s, 100 * (1 - share),
-                  std::max(needed, workers + 1))});
+  out.push_back(
+      Verdict{"input_short", share,
+              fmt::format("input pipeline too slow: {} prepares {:.0f} images/s with data.workers: {}, but the model trains on {:.0f} "
+                          "images/s there, so training would wait for data about {:.0f}% of the time; data.workers: {} would keep up "
+                          "(if the node has the cores; else pack the data pre-resized with `cvtrain data pack --resize`).",
+                          worst->label, *worst->pipeline_images_per_s, recipe.data.workers.described(), worst->model_images_per_s,
+                          100 * (1 - share), std::max(needed, workers + 1))});
 }
 
 void short_network(const PreflightResults& r, const Recipe& recipe, std::vector<Verdict>& out) {

@@ -111,6 +111,19 @@ struct ModelSpec {
   bool pretrained_strict = true;   // missing or unexpected keys in `pretrained` are an error
 };
 
+// data.workers: decode threads per rank, or auto: this rank's share of the node's cores less the
+// one its training thread takes on a GPU (half its share on a CPU, where training computes on the
+// same cores), at most kMaxAutoWorkers. Resolved into `count` when the run knows its cores; a
+// saved recipe keeps saying auto.
+struct WorkerCount {
+  static constexpr int64_t kMaxAutoWorkers = 32;
+  bool automatic = true;
+  int64_t count = 2;  // the threads; for auto, a stand-in until the run resolves it
+  static WorkerCount exactly(int64_t n) { return WorkerCount{false, n}; }
+  // As advice quotes the setting: "4", or "auto (4)" once resolved.
+  std::string described() const { return automatic ? "auto (" + std::to_string(count) + ")" : std::to_string(count); }
+};
+
 struct DataSpec {
   DataFormat format = DataFormat::kAuto;  // auto (told from data.train, recipe/data_format.h) | idx | imagefolder | shards
                                           // (written by `cvtrain data pack`) | list (a CSV, TSV or PATH LABEL text file of
@@ -122,7 +135,7 @@ struct DataSpec {
   std::vector<std::string> class_names;     // names of numbered labels (IDX, lists of number labels), label order; empty: the numbers
   DecoderKind decoder = DecoderKind::kCpu;  // cpu: the workers decode JPEGs; nvjpeg: nvJPEG decodes them on the GPU in
                                    // batches (the workers read and plan; other files stay theirs); auto: nvjpeg where it can run
-  int64_t workers = 2;             // decode threads
+  WorkerCount workers;             // decode threads: auto or a number (0: on the training thread)
   int64_t prefetch = 2;            // finished batches that may wait, beyond the one each worker makes
   int64_t max_samples = 0;         // use only N training samples (0 = all): an IDX file's first N, every
                                    // k-th of an ImageFolder or shards (so that every class stays present)

@@ -106,6 +106,19 @@ MaybeError convert(const YAML::Node& n, FlipChance& out) {
   return fmt::format("expected a chance in [0, 1] (timm's --hflip 0.5), true (0.5) or false, got {}", got);
 }
 
+MaybeError convert(const YAML::Node& n, WorkerCount& out) {
+  if (n.IsScalar() && n.Scalar() == "auto") {
+    out = WorkerCount{};
+    return std::nullopt;
+  }
+  int64_t count = 0;
+  if (convert(n, count) || count < 0 || count > 256)
+    return fmt::format("expected auto (this rank's share of the node's cores) or a number of threads in [0, 256], got {}",
+                       n.IsScalar() ? "'" + n.Scalar() + "'" : std::string("a list or map"));
+  out = WorkerCount::exactly(count);
+  return std::nullopt;
+}
+
 MaybeError convert(const YAML::Node& n, AugmentPolicy& out) {
   std::string spelled;
   if (auto e = convert(n, spelled)) return e;
@@ -166,6 +179,8 @@ YAML::Node to_node(const T& value) {
     return YAML::Node(value.spelled());
   } else if constexpr (std::is_same_v<T, AugmentPolicy>) {
     return YAML::Node(value.spelled);
+  } else if constexpr (std::is_same_v<T, WorkerCount>) {
+    return value.automatic ? YAML::Node("auto") : YAML::Node(value.count);
   } else if constexpr (std::is_same_v<T, FlipChance>) {  // true and false as recipes have always said them
     return value.p == 0.5 ? YAML::Node(true) : value.p == 0 ? YAML::Node(false) : to_node(value.p);
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
@@ -268,7 +283,7 @@ const std::vector<Field>& schema() {
       field(KEY(data.root)),
       field(KEY(data.class_names)),
       field(KEY(data.decoder)),
-      field(KEY(data.workers), in_range(0, 256)),
+      field(KEY(data.workers)),
       field(KEY(data.prefetch), in_range(1, 64)),
       field(KEY(data.max_samples), at_least(0)),
       field(KEY(data.max_val_samples), at_least(0)),

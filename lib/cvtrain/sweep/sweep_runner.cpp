@@ -20,6 +20,7 @@
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/launch/process_pool.h"
+#include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/slurm_steps.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/arch_traits.h"
@@ -196,6 +197,7 @@ TrialLaunch placement(const SweepOptions& o, const SweepSpace& space, const std:
                       int64_t parallel, const std::string& name) {
   if (steps)
     return {srun_arguments(steps->shape, name), {{"OMP_NUM_THREADS", std::to_string(steps->shape.cpus_per_task)}}, describe_step(steps->shape)};
+  const int64_t cores_per_trial = std::max<int64_t>(1, static_cast<int64_t>(o.cores) / parallel);
   if (o.visible_gpus > 0) {
     std::vector<std::string> visible;
     if (const char* set = std::getenv("CUDA_VISIBLE_DEVICES")) {
@@ -207,10 +209,13 @@ TrialLaunch placement(const SweepOptions& o, const SweepSpace& space, const std:
       const auto index = static_cast<size_t>(slot * space.gpus_per_trial + g);
       mine.push_back(index < visible.size() ? visible[index] : std::to_string(index));
     }
-    return {{}, {{"CUDA_VISIBLE_DEVICES", join(mine, ",")}}, "local, GPU " + join(mine, ",")};
+    return {{},
+            {{"CUDA_VISIBLE_DEVICES", join(mine, ",")}, {kJobCoresVariable, std::to_string(cores_per_trial)}},
+            "local, GPU " + join(mine, ",")};
   }
-  const int64_t threads = std::max<int64_t>(1, static_cast<int64_t>(o.cores) / parallel);
-  return {{}, {{"OMP_NUM_THREADS", std::to_string(threads)}}, fmt::format("local, {} thread(s)", threads)};
+  return {{},
+          {{"OMP_NUM_THREADS", std::to_string(cores_per_trial)}, {kJobCoresVariable, std::to_string(cores_per_trial)}},
+          fmt::format("local, {} thread(s)", cores_per_trial)};
 }
 
 // One sweep's run: which trial goes next (a promotion at the highest rung first, as ASHA, else a

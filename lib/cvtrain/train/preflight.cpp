@@ -86,7 +86,7 @@ std::optional<double> host_to_device_gbps(const TrainingRun& run) {
 std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe& recipe) {
   if (recipe.data.format == DataFormat::kSynthetic) return std::nullopt;
   PipelineBenchOptions options;
-  options.workers = recipe.data.workers;
+  options.workers = recipe.data.workers.count;  // auto resolved by the run builder
   options.batch_size = std::min<int64_t>(recipe.train.micro_batch, static_cast<int64_t>(run.data.train->size()));
   options.image_size = recipe.model.image_size;
   options.batches = std::clamp<int64_t>(1024 / std::max<int64_t>(1, options.batch_size), 4, 64);

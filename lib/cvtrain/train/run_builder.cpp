@@ -221,10 +221,18 @@ RunData open_eval_data(const Recipe& recipe) {
   return run_data;
 }
 
-LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device) {
+// data.workers as a number of threads: auto takes this rank's share of the cores its node gives the job.
+int64_t worker_threads(const WorkerCount& workers, const RankInfo& rank, const c10::Device& device) {
+  if (!workers.automatic) return workers.count;
+  const unsigned cores_per_rank = std::max(1u, node_cores(rank) / static_cast<unsigned>(std::max(1, rank.local_world_size)));
+  return automatic_workers(cores_per_rank, device.is_cuda(), WorkerCount::kMaxAutoWorkers);
+}
+
+LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,
+                             const RankInfo& rank) {
   LoaderOptions options;
   options.batch_size = train.micro_batch;
-  options.workers = data.workers;
+  options.workers = worker_threads(data.workers, rank, device);
   options.prefetch = data.prefetch;
   options.pin_memory = wants_pinned_memory(device);
   options.transform.image_size = image_size;
@@ -416,7 +424,7 @@ TrainingRun open_parts(const Recipe& recipe, const RankInfo& rank, RunData (*ope
   run.device = choose_device(recipe.device, rank);
   run.memory_at_start = current_memory_bytes(run.device);
   run.data = open_data(recipe);
-  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
+  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, rank);
   run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
   return run;
 }
@@ -454,10 +462,22 @@ void choose_training_decoder(TrainingRun& run, const Recipe& recipe, bool log) {
     run.loader.keep_encoded = [decoder](const std::vector<uint8_t>& bytes) { return decoder->takes(bytes); };
 }
 
+// data.workers: auto, resolved in the loader, is told once and held in the recipe as the number,
+// which the profiler's advice and preflight compare with (the saved recipe still says auto).
+void resolve_workers(const TrainingRun& run, Recipe& recipe, const RankInfo& rank) {
+  if (!recipe.data.workers.automatic) return;
+  recipe.data.workers.count = run.loader.workers;
+  if (rank.rank == 0)
+    log::info("data.workers: auto, {} decode thread(s) per rank ({} core(s) for {} rank(s) on this node, {})", run.loader.workers,
+              node_cores(rank), rank.local_world_size,
+              run.device.is_cuda() ? "one per rank left to its training thread" : "half left to training, which computes on them");
+}
+
 // What training and preflight share: device, data, process group, model, the ranks' names, and
 // train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
 TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with_output) {
   TrainingRun run = open_parts(recipe, rank, &open_run_data);
+  resolve_workers(run, recipe, rank);
   choose_training_decoder(run, recipe, rank.rank == 0);
   if (rank.rank == 0 && with_output) prepare_output(run, recipe);
   join_and_build_model(run, recipe, rank);
@@ -486,7 +506,7 @@ TrainingRun build_inference_run(const Recipe& recipe, int64_t channels) {
   TrainingRun run;
   run.device = choose_device(recipe.device, RankInfo{});
   run.data.channels = channels;
-  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device);
+  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, RankInfo{});
   run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
   build_model_on_device(run, recipe, true);
   return run;

@@ -79,8 +79,10 @@ RunData open_run_data(const Recipe& recipe);
 std::vector<std::string> data_warnings(const RunData& data, const Recipe& recipe);
 // data.val alone, checked against the model (for `cvtrain eval`); a recipe error without one.
 RunData open_eval_data(const Recipe& recipe);
-// The training loader's and feeder's settings for `device` (the epoch sets the rest).
-LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device);
+// The training loader's and feeder's settings for `device` (the epoch sets the rest); `rank` tells
+// data.workers: auto its share of the node's cores.
+LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,
+                             const RankInfo& rank);
 FeedOptions feed_options(const DataSpec& data, const PrecisionPolicy& precision, const c10::Device& device);
 
 // Builds every part for `rank`. `recipe.train` gets train.micro_batch: auto resolved into it, so

@@ -16,6 +16,7 @@
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sampler.h"
+#include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/run_builder.h"
@@ -39,7 +40,7 @@ SamplesSeen first_samples(const Recipe& recipe, const RunData& data, const Previ
   std::vector<int64_t> order = repeated_order(epoch_order(static_cast<uint64_t>(recipe.train.seed), o.epoch, train.size()),
                                              recipe.augment.repeats, recipe.train.global_batch);
   order.resize(std::min(order.size(), static_cast<size_t>(count)));
-  LoaderOptions options = loader_options(recipe.data, recipe.train, recipe.model.image_size, cpu);
+  LoaderOptions options = loader_options(recipe.data, recipe.train, recipe.model.image_size, cpu, RankInfo{});
   options.batch_size = count;
   options.workers = 0;
   options.transform.augment = &recipe.augment;
