@@ -50,10 +50,11 @@ std::string provenance_json(const Provenance& p) {
   for (const std::string& r : p.ranks) ranks.push_back(json_string(r));
   return fmt::format(
       "{{\n  \"started_at\": {},\n  \"command\": {},\n  \"working_directory\": {},\n  \"cvtrain\": {},\n  \"libtorch\": {},\n"
-      "  \"cuda_runtime\": {},\n  \"nccl\": {},\n  \"device\": {},\n  \"world_size\": {},\n  \"ranks\": [{}]\n}}\n",
+      "  \"cuda_runtime\": {},\n  \"nccl\": {},\n  \"device\": {},\n  \"world_size\": {},\n  \"ranks\": [{}],\n"
+      "  \"cores\": {},\n  \"data_workers\": {}\n}}\n",
       json_string(p.started_at), json_string(p.command), json_string(p.working_directory), json_string(p.cvtrain_version),
       json_string(p.libtorch_version), json_string(p.cuda_runtime), json_string(p.nccl_version), json_string(p.device), p.world_size,
-      join(ranks, ", "));
+      join(ranks, ", "), p.cores, p.data_workers);
 }
 
 }  // namespace cvtrain

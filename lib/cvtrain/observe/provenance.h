@@ -2,6 +2,7 @@
 // when training starts so that a report, or a person, can tell runs apart later. Torch-free.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct Provenance {
   std::string device;  // "NVIDIA H200", "cpu"
   int world_size = 1;
   std::vector<std::string> ranks;  // rank_label() of every rank
+  unsigned cores = 0;              // what rank 0's node gives the job's ranks there (0: not known)
+  int64_t data_workers = 0;        // decode threads per rank, data.workers: auto resolved
 };
 
 // The fields every process knows about itself: time, command line, directory, cvtrain's version.

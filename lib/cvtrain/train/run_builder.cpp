@@ -415,6 +415,8 @@ void write_provenance(const TrainingRun& run) {
   p.device = run.perf.device_name;
   p.world_size = run.perf.world_size;
   p.ranks = run.perf.rank_labels;
+  p.cores = run.perf.cores;
+  p.data_workers = run.loader.workers;
   run.folder->write("provenance.json", provenance_json(p));
 }
 
