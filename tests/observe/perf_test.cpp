@@ -100,6 +100,25 @@ TEST_CASE("steps above mean + 3 sigma after warm-up are outliers, told apart by 
   CHECK(outliers.excess_share() == Approx(3.398 / (25 * 0.301 + 4.0)).epsilon(0.01));
 }
 
+TEST_CASE("outliers that stay, slow inside the step, are told as the machine slowing down from a step", "[observe]") {
+  Recipe recipe;
+  PerfFacts facts;
+  facts.cores = 8;
+  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0));
+  for (int i = 0; i < 100; ++i) facts.outliers.add(step_of(0, 0.1 + 0.001 * (i % 3), 0.2, 0));
+  facts.outliers.add(step_of(0, 1.0, 0.2, 0));  // one stall, then normal steps: no streak
+  for (int i = 0; i < 10; ++i) facts.outliers.add(step_of(0, 0.1, 0.2, 0));
+  for (int i = 0; i < 30; ++i) facts.outliers.add(step_of(0, 0.4, 0.8, 0));  // another job took the cores: from step 112 on
+  CHECK(facts.outliers.count() == 31);
+  CHECK(facts.outliers.longest_streak() == 30);
+  CHECK(facts.outliers.longest_streak_start() == 112);
+  const Verdict slowdown = verdict(perf_verdicts(facts, recipe), "step_outliers");
+  CHECK_THAT(slowdown.message, Catch::Contains("30 of them in a row from step 112, slow inside the step") &&
+                                   Catch::Contains("the steps themselves slowed down"));
+  facts.outliers.starts_after(1000);  // resumed at step 1000: the run's own step numbers
+  CHECK(facts.outliers.longest_streak_start() == 1112);
+}
+
 TEST_CASE("outliers that cost a run under 1% of its time are a note, not a warning, and so is a stall", "[observe]") {
   Recipe recipe;
   PerfFacts facts;
@@ -115,6 +134,7 @@ TEST_CASE("outliers that cost a run under 1% of its time are a note, not a warni
   CHECK_FALSE(costly.mild);
   CHECK_THAT(costly.message, Catch::Contains("21 steps") && Catch::Contains("checkpoint.every_steps"));
   CHECK_THAT(perf_summary_json(facts, {costly}), Catch::Contains("\"severity\": \"warning\""));
+  CHECK_THAT(costly.message, !Catch::Contains("in a row"));  // checkpoints, however many: work between steps
   facts.straggler = StragglerFinding{1, 0.6, Phase::kForward, 1, false};
   CHECK(verdict(perf_verdicts(facts, recipe), "stall").mild);
 }

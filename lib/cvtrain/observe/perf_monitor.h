@@ -58,6 +58,7 @@ class PerfMonitor {
     if (epoch_peaks_.empty()) first_peak_epoch_ = epoch;
     epoch_peaks_.push_back(peak_mb);
   }
+  void starts_after(int64_t step) { outliers_.starts_after(step); }  // a resumed run: the checkpoint's step
   const PhaseTotals& interval() const { return interval_; }
   const PhaseTotals& epoch() const { return epoch_; }
   void restart_interval() { interval_.restart(); }

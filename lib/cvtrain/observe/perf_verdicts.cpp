@@ -178,7 +178,13 @@ std::optional<Verdict> step_outliers(const PerfFacts& f, const Recipe& r) {
   const StepOutliers& o = f.outliers;
   if (o.count() == 0) return std::nullopt;
   std::string cause = "; their extra time lies inside the step";
-  if (o.between_steps() > 0)
+  if (o.longest_streak() >= kSlowdownStreak)
+    cause = fmt::format(
+        "; {} of them in a row from step {}, slow inside the step: the steps themselves slowed "
+        "down, as when another process takes this machine's cores or GPU, or clocks are throttled (heat, power), "
+        "not extra work of the run's: look at what else ran on the host then",
+        o.longest_streak(), o.longest_streak_start());
+  else if (o.between_steps() > 0)
     cause = fmt::format("; {} of them between steps (checkpoints, evaluation, logging): checkpoint.every_steps (now {}) and "
                         "checkpoint.every_minutes (now {:g}) set how often that happens",
                         o.between_steps(), r.checkpoint.every_steps, r.checkpoint.every_minutes);
@@ -208,6 +214,18 @@ std::optional<Verdict> precision(const PerfFacts& f, const Recipe& r) {
 
 }  // namespace
 
+void StepOutliers::count_streak(bool slow_inside) {
+  if (!slow_inside) {
+    streak_ = 0;
+    return;
+  }
+  if (streak_++ == 0) streak_start_ = seen_;
+  if (streak_ > longest_streak_) {
+    longest_streak_ = streak_;
+    longest_streak_start_ = streak_start_;
+  }
+}
+
 void StepOutliers::add(const PhaseSeconds& step) {
   if (++seen_ <= kWarmupSteps) return;
   const double t = step.total();
@@ -218,10 +236,13 @@ void StepOutliers::add(const PhaseSeconds& step) {
       ++count_;
       excess_s_ += t - mean_;
       longest_s_ = std::max(longest_s_, t);
-      if (step[Phase::kOther] >= 0.5 * (t - mean_)) ++between_steps_;  // most of the excess lies between steps
+      const bool between = step[Phase::kOther] >= 0.5 * (t - mean_);  // most of the excess lies between steps
+      between_steps_ += between ? 1 : 0;
+      count_streak(!between);
       return;  // an outlier does not move the baseline it is judged against
     }
   }
+  count_streak(false);
   ++samples_;
   const double delta = t - mean_;
   mean_ += delta / static_cast<double>(samples_);

@@ -29,9 +29,17 @@ class StepOutliers {
   // they matter (a few noisy steps in thousands are not what holds a run back).
   double excess_share() const { return total_s_ > 0 ? excess_s_ / total_s_ : 0; }
   double excess_s() const { return excess_s_; }
+  // The longest run of consecutive outliers slow inside the step, and the run's step it began at
+  // (from 1, after `starts_after`): steps that stay slow are a slowdown of the machine, not extra work.
+  int64_t longest_streak() const { return longest_streak_; }
+  int64_t longest_streak_start() const { return first_step_ + longest_streak_start_; }
+  // A resumed run's steps are numbered on from the checkpoint's.
+  void starts_after(int64_t step) { first_step_ = step; }
 
  private:
+  void count_streak(bool slow_inside);
   int64_t seen_ = 0, samples_ = 0, count_ = 0, between_steps_ = 0;
+  int64_t streak_ = 0, streak_start_ = 0, longest_streak_ = 0, longest_streak_start_ = 0, first_step_ = 0;
   double mean_ = 0, m2_ = 0, longest_s_ = 0;  // Welford's running mean and squared deviations
   double excess_s_ = 0, total_s_ = 0;
 };
@@ -76,6 +84,8 @@ struct Verdict {
 
 // Step outliers whose excess is below this share of the step time are mild: noise, not a cause.
 constexpr double kMildOutlierShare = 0.01;
+// So many outliers in a row, slow inside the step, are a slowdown rather than one-off events.
+constexpr int64_t kSlowdownStreak = 20;
 
 std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe);
 

@@ -28,6 +28,7 @@ class RunProfiler {
   RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
               const InputTimings& input);
 
+  void starts_after(int64_t step) { monitor_.starts_after(step); }  // a resumed run: the checkpoint's step
   void start_epoch(StepTimer& timer);
   void after_step(StepTimer& timer);
   // Collective (every rank at the same steps): fills the record's profile fields on rank 0 and

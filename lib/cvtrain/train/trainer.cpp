@@ -152,6 +152,7 @@ void Trainer::resume() {
     log::warn("{} has no weight average (train.ema was off); it starts from the resumed weights", resumed->folder);
   if (run_.scaler->enabled() && position_.loss_scale > 0)
     *run_.scaler = LossScaler(true, run_.device, LossScalerState{position_.loss_scale, position_.scale_growth_tracker});
+  profiler_.starts_after(position_.step);
   if (rank_.rank != 0) return;
   run_.metrics->resumed_from(position_.step);  // the report and TensorBoard drop what an earlier start logged after it
   log::info("{}", resume_line(resumed->folder, position_, run_.total_steps, run_.steps_per_epoch));
