@@ -35,6 +35,15 @@ const Verdict& verdict(const std::vector<Verdict>& verdicts, const std::string& 
   return verdicts.front();
 }
 
+// Facts of a compute-bound run whose outlier watch has seen `steady` steps of about 0.3 s.
+PerfFacts steady_facts(int steady) {
+  PerfFacts facts;
+  facts.cores = 8;
+  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0));
+  for (int i = 0; i < steady; ++i) facts.outliers.add(step_of(0, 0.1 + 0.001 * (i % 3), 0.2, 0));
+  return facts;
+}
+
 }  // namespace
 
 TEST_CASE("phase totals give per-step means and fractions that add up to one", "[observe]") {
@@ -102,10 +111,7 @@ TEST_CASE("steps above mean + 3 sigma after warm-up are outliers, told apart by 
 
 TEST_CASE("outliers that stay, slow inside the step, are told as the machine slowing down from a step", "[observe]") {
   Recipe recipe;
-  PerfFacts facts;
-  facts.cores = 8;
-  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0));
-  for (int i = 0; i < 100; ++i) facts.outliers.add(step_of(0, 0.1 + 0.001 * (i % 3), 0.2, 0));
+  PerfFacts facts = steady_facts(100);
   facts.outliers.add(step_of(0, 1.0, 0.2, 0));  // one stall, then normal steps: no streak
   for (int i = 0; i < 10; ++i) facts.outliers.add(step_of(0, 0.1, 0.2, 0));
   for (int i = 0; i < 30; ++i) facts.outliers.add(step_of(0, 0.4, 0.8, 0));  // another job took the cores: from step 112 on
@@ -121,10 +127,7 @@ TEST_CASE("outliers that stay, slow inside the step, are told as the machine slo
 
 TEST_CASE("outliers that cost a run under 1% of its time are a note, not a warning, and so is a stall", "[observe]") {
   Recipe recipe;
-  PerfFacts facts;
-  facts.cores = 8;
-  for (int i = 0; i < 4; ++i) facts.phases.add_step(step_of(0.001, 0.3, 0.6, 0.0));
-  for (int i = 0; i < 2000; ++i) facts.outliers.add(step_of(0, 0.1 + 0.001 * (i % 3), 0.2, 0));
+  PerfFacts facts = steady_facts(2000);
   facts.outliers.add(step_of(0, 0.1, 0.2, 0, 0.5));  // one slow log write in 2000 steps: ~0.08% of the time
   const Verdict noise = verdict(perf_verdicts(facts, recipe), "step_outliers");
   CHECK(noise.mild);
