@@ -20,6 +20,7 @@
 #include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/run_data.h"
 #include "cvtrain/train/trainer.h"
 
 namespace cvtrain::cli {

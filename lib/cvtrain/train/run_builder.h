@@ -15,6 +15,7 @@
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/observe/perf_monitor.h"
+#include "cvtrain/train/run_data.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -37,15 +38,6 @@ struct PrecisionPolicy;
 struct RankInfo;
 struct Recipe;
 struct TrainSpec;
-
-// The datasets of a run, checked against the model section.
-struct RunData {
-  std::unique_ptr<Dataset> train, val;
-  std::unique_ptr<BadSamples> train_bad, val_bad;
-  std::unique_ptr<InputTimings> train_timings = std::make_unique<InputTimings>();  // the training workers' read / decode time
-  int64_t channels = 0;  // what the model takes in
-  std::vector<std::string> named_classes;  // the training classes' names where the data names them; empty for numbers
-};
 
 struct TrainingRun {
   TrainingRun();
@@ -72,13 +64,6 @@ struct TrainingRun {
   PerfContext perf;  // every rank's host and GPU, the device's peak and memory
 };
 
-// The recipe's datasets, opened and checked against the model and batch (recipe errors name the key).
-RunData open_run_data(const Recipe& recipe);
-// What the data says the recipe probably does not mean (more outputs than training classes), as
-// warnings: training logs them, `cvtrain check` prints them.
-std::vector<std::string> data_warnings(const RunData& data, const Recipe& recipe);
-// data.val alone, checked against the model (for `cvtrain eval`); a recipe error without one.
-RunData open_eval_data(const Recipe& recipe);
 // The training loader's and feeder's settings for `device` (the epoch sets the rest); `rank` tells
 // data.workers: auto its share of the node's cores.
 LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,

@@ -20,6 +20,7 @@
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/run_data.h"
 
 namespace cvtrain {
 namespace {
