@@ -66,6 +66,15 @@ std::string data_check_lines(const Recipe& recipe) {
   return lines;
 }
 
+// data.workers: auto as training would resolve it on this machine, for the recipe's ranks here.
+std::string auto_workers_line(const Recipe& recipe) {
+  if (!recipe.data.workers.automatic) return "";
+  const int local_ranks = std::max<int>(1, world_size(recipe) / static_cast<int>(std::max<int64_t>(1, recipe.distributed.nnodes)));
+  const bool on_gpu = recipe.device != DeviceKind::kCpu && visible_cuda_devices() > 0;
+  return fmt::format("# data.workers: auto is {} decode thread(s) per rank on this machine ({} rank(s) here, {})\n",
+                     worker_threads(recipe.data.workers, local_ranks, on_gpu), local_ranks, on_gpu ? "GPU" : "CPU");
+}
+
 int run_check(const RecipeArgs& args) {
   const Recipe recipe = load(args);
   // A sweep: section is checked too (its keys and ranges; `cvtrain sweep` checks each trial's recipe).
@@ -75,7 +84,7 @@ int run_check(const RecipeArgs& args) {
   std::cout << "# resolved recipe: " << args.recipe << "\n"
             << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
             << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
-            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n");
+            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n") << auto_workers_line(recipe);
   if (space) std::cout << "# sweep: " << describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
   for (const std::string& warning : recipe_warnings(recipe)) std::cout << "# warning: " << warning << "\n";
   std::cout << data_lines;

@@ -274,7 +274,7 @@ TEST_CASE("data.decoder auto trains on the CPU decoder where there is no GPU, an
 // data.workers: auto divides the cores the job was given (here a sweep trial's share, as
 // CVTRAIN_JOB_CORES tells it): half of them on a CPU, said in the log, in provenance.json, and
 // left as auto in the saved recipe.
-TEST_CASE("data.workers auto takes the rank's share of the job's cores, says so and records it", "[e2e]") {
+TEST_CASE("data.workers auto takes the rank's share of the job's cores, says so, records it and check tells it", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 8);
   const RunResult run = cvtrain::testing::run_shell(
@@ -285,6 +285,12 @@ TEST_CASE("data.workers auto takes the rank's share of the job's cores, says so 
                              Catch::Contains("core(s) for 1 rank(s) on this node, half left to training"));
   CHECK_THAT(read_text(dir.file("run/provenance.json")), Catch::Contains("\"data_workers\": 1\n"));
   CHECK_THAT(read_text(dir.file("run/recipe.yaml")), Catch::Contains("  workers: auto\n"));
+  // cvtrain check tells the same number before anything runs; a number given is not remarked on.
+  const RunResult checked = cvtrain::testing::run_shell(
+      "CVTRAIN_JOB_CORES=2 $CVTRAIN check --recipe " + folder_recipe(dir, "images") + " data.workers=auto", dir);
+  CHECK_THAT(checked.output,
+             Catch::Contains("# data.workers: auto is 1 decode thread(s) per rank on this machine (1 rank(s) here, CPU)\n"));
+  CHECK_THAT(run_cvtrain("check --recipe " + folder_recipe(dir, "images"), dir).output, !Catch::Contains("# data.workers"));
 }
 
 TEST_CASE("unusable images are skipped with one warning each and counted, up to the limit", "[e2e]") {

@@ -94,20 +94,20 @@ std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKi
                            strategy != StrategyKind::kSingle, rank.agent_store, rank.attempt});
 }
 
-// data.workers as a number of threads: auto takes this rank's share of the cores its node gives the job.
-int64_t worker_threads(const WorkerCount& workers, const RankInfo& rank, const c10::Device& device) {
-  if (!workers.automatic) return workers.count;
-  const unsigned cores_per_rank = std::max(1u, node_cores(rank) / static_cast<unsigned>(std::max(1, rank.local_world_size)));
-  return automatic_workers(cores_per_rank, device.is_cuda(), WorkerCount::kMaxAutoWorkers);
-}
-
 }  // namespace
+
+int64_t worker_threads(const WorkerCount& workers, int local_ranks, bool on_gpu) {
+  if (!workers.automatic) return workers.count;
+  const unsigned ranks = static_cast<unsigned>(std::max(1, local_ranks));
+  const unsigned cores = cores_for_local_ranks(process_environment(), static_cast<int>(ranks), usable_cpus());
+  return automatic_workers(std::max(1u, cores / ranks), on_gpu, WorkerCount::kMaxAutoWorkers);
+}
 
 LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,
                              const RankInfo& rank) {
   LoaderOptions options;
   options.batch_size = train.micro_batch;
-  options.workers = worker_threads(data.workers, rank, device);
+  options.workers = worker_threads(data.workers, rank.local_world_size, device.is_cuda());
   options.prefetch = data.prefetch;
   options.pin_memory = wants_pinned_memory(device);
   options.transform.image_size = image_size;

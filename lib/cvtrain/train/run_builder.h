@@ -38,6 +38,7 @@ struct PrecisionPolicy;
 struct RankInfo;
 struct Recipe;
 struct TrainSpec;
+struct WorkerCount;
 
 struct TrainingRun {
   TrainingRun();
@@ -64,6 +65,9 @@ struct TrainingRun {
   PerfContext perf;  // every rank's host and GPU, the device's peak and memory
 };
 
+// data.workers as threads per rank: a number as given; auto, each rank's share of the cores its node
+// gives the job's `local_ranks` ranks (core/cpu_budget.h's automatic_workers).
+int64_t worker_threads(const WorkerCount& workers, int local_ranks, bool on_gpu);
 // The training loader's and feeder's settings for `device` (the epoch sets the rest); `rank` tells
 // data.workers: auto its share of the node's cores.
 LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,
