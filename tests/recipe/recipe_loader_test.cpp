@@ -459,6 +459,13 @@ TEST_CASE("a section given a value is explained, and an empty one sets nothing",
                                         "max_area, min_aspect; to choose one, write augment.random_erasing: {prob: 0.25}"));
   CHECK_THAT(nested[1], Catch::EndsWith("train.ema: is a section, not a value; set its keys: decay, warmup, every_steps; to choose one, "
                                         "write train.ema: {decay: 0.999}"));
+  // data: synthetic names a format; the data keys it replaced are not blamed again ("no training data").
+  const auto data =
+      problems_of(dir.write("data.yaml", "data: {train: /d.gz}\ntrain: {global_batch: 8}\n"), no_path_checks({"data=synthetic"}));
+  REQUIRE(data.size() == 1);
+  CHECK_THAT(data[0], Catch::EndsWith("; to choose one, write data: {format: synthetic}"));
+  CHECK_THAT(problems_of(dir.write("path.yaml", "train: {global_batch: 8}\ndata: /data/cifar\n"), no_path_checks()).at(0),
+             Catch::EndsWith("; to choose one, write data: {train: /data/cifar}"));
   // An empty section (written {} or left empty) sets none of its keys; an empty leaf is still refused.
   for (const char* empty : {"augment: {}\n", "augment:\n", "distributed: {}\nobserve:\n"}) {
     const Recipe r = load_recipe(dir.write("empty.yaml", std::string("data: {train: /d.gz}\n") + empty), no_path_checks({"train.global_batch=8"}));

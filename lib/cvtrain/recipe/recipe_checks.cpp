@@ -178,7 +178,8 @@ void check_pixel_scale(const char* key, const std::vector<double>& values, const
 void check_data(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
   const bool synthetic = r.data.format == DataFormat::kSynthetic;
   if (r.data.train.empty() && !synthetic) check.fail("data.train", "no training data given");
-  if (synthetic && !r.data.val.empty()) check.fail("data.val", "synthetic data has no validation set; leave data.val empty");
+  if (synthetic && !r.data.val.empty())
+    check.fail("data.val", "synthetic data has no validation set; leave data.val empty (data.val= after the recipe)");
   std::error_code missing_file;
   if (options.check_paths && !r.model.pretrained.empty()) {
     if (!fs::is_regular_file(r.model.pretrained, missing_file))

@@ -75,12 +75,16 @@ bool is_merge_key(const Item& item) {
   return item.first.Scalar() == "<<" && (item.second.IsMap() || item.second.IsSequence());
 }
 
+// Whether recipe keys lie under `path` (model, train.ema).
+bool is_section(const std::string& path) {
+  const std::vector<std::string> keys = recipe_keys();
+  return std::any_of(keys.begin(), keys.end(), [&](const std::string& key) { return key.rfind(path + ".", 0) == 0; });
+}
+
 // `augment: {}` or an `augment:` left empty: a section that sets none of its keys (a leaf key left
 // empty is still an error, "got nothing").
 bool is_empty_section(const YAML::Node& value, const std::string& path) {
-  if (!(value.IsMap() && value.size() == 0) && !value.IsNull()) return false;
-  const std::vector<std::string>& keys = recipe_keys();
-  return std::any_of(keys.begin(), keys.end(), [&](const std::string& key) { return key.rfind(path + ".", 0) == 0; });
+  return ((value.IsMap() && value.size() == 0) || value.IsNull()) && is_section(path);
 }
 
 void flatten(const YAML::Node& map, const std::string& prefix,
@@ -210,7 +214,9 @@ std::string chosen_by_value(const std::string& section, const YAML::Node& value)
                                                                {"train.ema", "decay"}, {"augment.random_erasing", "prob"}};
   const auto it = choosing_key.find(section);
   if (it == choosing_key.end() || !value.IsScalar() || value.Scalar().empty()) return "";
-  return fmt::format("; to choose one, write {}: {{{}: {}}}", section, it->second, value.Scalar());
+  // data: synthetic (or imagefolder...) names a format, not the training data's path.
+  const bool format = section == "data" && enum_of<DataFormat>(value.Scalar()).has_value();
+  return fmt::format("; to choose one, write {}: {{{}: {}}}", section, format ? "format" : it->second, value.Scalar());
 }
 
 std::string unknown_key_message(const std::string& path, const YAML::Node& value) {
@@ -272,6 +278,8 @@ Recipe load_recipe(const std::string& path, const LoadOptions& options) {
   for (const auto& [key, leaf] : tree) {
     if (!is_recipe_key(key)) {
       problems.add(leaf.origin, key, unknown_key_message(key, leaf.value));
+      // A section given one value lost the keys files set under it: rules about them would blame the defaults.
+      if (is_section(key)) failed.insert(key);
     } else if (auto e = read_recipe_key(key, leaf.value, recipe)) {
       problems.add(leaf.origin, key, *e);
       failed.insert(key);
