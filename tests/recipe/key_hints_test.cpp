@@ -21,6 +21,8 @@ TEST_CASE("an unknown key is told which of cvtrain's keys other tools' name mean
   CHECK(hint("num_workers") == "cvtrain calls it data.workers");
   CHECK(hint("trainer.accumulate_grad_batches") == "cvtrain calls it train.accumulation");
   CHECK(hint("model.name") == "cvtrain calls it model.arch");
+  CHECK(hint("data.type") == "cvtrain calls it data.format (auto tells it from data.train)");
+  CHECK(hint("data.path") == "cvtrain calls it data.train (and data.val)");
   CHECK(hint("train.max_grad_norm") == "cvtrain calls it train.grad_clip (optim.max_grad_norm is LAMB's own scaling)");
   CHECK(hint("train.lr") == "did you mean 'optim.lr'?");          // the right name in another section
   CHECK(hint("train.precision") == "did you mean 'precision'?");  // a top-level key put in a section

@@ -416,6 +416,9 @@ TEST_CASE("missing data paths, syntax errors and inheritance cycles are recipe e
   // Python's None for "no validation set": told how to leave the key out.
   CHECK_THAT(problems_of(missing, LoadOptions{{"data.train=" + missing, "data.format=idx", "data.val=None"}}).back(),
              Catch::Contains("data.val: 'None' does not exist") && Catch::Contains("to leave data.val out, give it no value (data.val= or null)"));
+  // timm's pretrained=True: weights to download, which cvtrain does not; told to give a file.
+  CHECK_THAT(problems_of(missing, LoadOptions{{"data.train=" + missing, "data.format=idx", "model.pretrained=true"}}).back(),
+             Catch::Contains("model.pretrained: 'true' is not a file") && Catch::Contains("cvtrain downloads no weights"));
 
   const std::string broken = dir.write("broken.yaml", "train:\n  epochs: [1, 2\n");
   CHECK_THAT(problems_of(broken, no_path_checks())[0], Catch::Contains(broken + ":") && Catch::Contains("YAML syntax error"));

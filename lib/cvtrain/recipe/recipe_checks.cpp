@@ -90,6 +90,11 @@ std::string missing_path(const std::string& key, const std::string& path, const 
   std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
   if (word == "none" || word == "false" || word == "no" || word == "off")  // Python's None, YAML's booleans: meant "no file"
     return fmt::format("'{}' {}{}; to leave {} out, give it no value ({}= or null)", path, what, relative, key, key);
+  if (key == "model.pretrained" && (word == "true" || word == "yes" || word == "on"))  // timm's pretrained=True
+    return fmt::format(
+        "'{}' {}: cvtrain downloads no weights (timm's pretrained=True does); save them once as a safetensors "
+        "file (recipes/finetune_resnet50.yaml says how) and give its path",
+        path, what);
   return fmt::format("'{}' {}{}; point it at yours with {}=PATH after the recipe", path, what, relative, key);
 }
 
