@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -44,6 +45,13 @@ std::vector<Command> add_train_commands(CLI::App& app, int argc, char** argv) {
   add_recipe_args(*cmd, *args, true);
   const auto run_top = [&app, top, argc, argv] {
     if (!top->recipe.empty()) return run_train(*top, argc, argv);
+    for (const std::string& word : top->overrides) {  // `cvtrain r.yaml`: a recipe without its flag
+      const std::string extension = std::filesystem::path(word).extension().string();
+      if (word.find('=') == std::string::npos && (extension == ".yaml" || extension == ".yml")) {
+        std::cerr << "cvtrain: '" << word << "' is a recipe given without --recipe: cvtrain --recipe " << word << "\n";
+        return kExitRecipeError;
+      }
+    }
     std::cerr << app.help();
     return kExitRecipeError;
   };

@@ -84,6 +84,10 @@ TEST_CASE("check prints the resolved recipe, and unknown flags are usage errors"
   CHECK(dashed.exit_code == 2);
   CHECK_THAT(dashed.output, Catch::Contains("write optim.lr=0.2") && Catch::Contains("write train.epochs=3"));
   CHECK(run_cvtrain("", dir).exit_code == 2);
+  const RunResult bare = run_cvtrain(kQuickstart + " train.epochs=2", dir);  // the recipe without its flag
+  CHECK(bare.exit_code == 2);
+  CHECK_THAT(bare.output,
+             Catch::Contains("is a recipe given without --recipe: cvtrain --recipe " + kQuickstart) && !Catch::Contains("Usage:"));
   // Refused values say what is wanted (CLI11's own check printed DBL_MAX), and a preview is a .png.
   const RunResult negative = run_cvtrain("data preview --recipe " + kQuickstart + " --epoch -1", dir);
   CHECK(negative.exit_code == 2);
