@@ -320,7 +320,7 @@ TEST_CASE("data.format auto, the default, is what data.train holds, or its name 
   dir.write("folder/cat/a.jpg", "");
   dir.write("shards/classes.txt", "cat\n");
   dir.write("train.csv", "path,label\na.jpg,cat\n");
-  dir.write("images-idx3-ubyte", "");
+  dir.write("images-idx3-ubyte", std::string("\0\0\x08\x03", 4));
   const std::string path = dir.write("r.yaml", "data: {train: " + dir.file("folder") + "}\ntrain: {global_batch: 1}\n");
   LoadOptions options;
   const auto format_with = [&](const std::string& train) {
@@ -338,6 +338,16 @@ TEST_CASE("data.format auto, the default, is what data.train holds, or its name 
              Catch::Contains("data.val") && Catch::Contains("must be a folder for data.format imagefolder"));
   options.overrides = {"data.train=" + dir.file("nowhere")};
   CHECK_THAT(problems_of(path, options).at(0), Catch::Contains("does not exist") && !Catch::Contains("must be"));
+  // A file of no format (a COCO annotation file) says how it begins and what data.train takes; the
+  // validation folder beside it is not blamed.
+  dir.write("instances.json", "{\"images\": [{\"id\": 1}]}");
+  options.overrides = {"data.train=" + dir.file("instances.json"), "data.val=" + dir.file("folder")};
+  const auto json = problems_of(path, options);
+  REQUIRE(json.size() == 1);
+  CHECK_THAT(json[0], Catch::Contains("data.train: '" + dir.file("instances.json") +
+                                      "' is no dataset cvtrain reads (it begins with "
+                                      "'{\"images\": [{\"id\": 1}]}...')") &&
+                          Catch::Contains("a folder of class folders (ImageFolder)"));
   // Without the data: the name's extension tells IDX and lists; a bare folder name stays auto.
   CHECK(load_recipe(path, no_path_checks({"data.train=/data/train-images-idx3-ubyte.gz"})).data.format == DataFormat::kIdx);
   CHECK(load_recipe(path, no_path_checks({"data.train=/data/train.tsv"})).data.format == DataFormat::kList);

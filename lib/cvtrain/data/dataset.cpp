@@ -29,7 +29,8 @@ std::vector<std::string> Dataset::class_names() const {
 DataFormat detect_format(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error(fmt::format("{}: does not exist", path));
-  return *format_of_path(path);
+  if (const auto format = format_of_path(path)) return *format;
+  throw Error(no_dataset_message(path) + "; or name its format with --format");
 }
 
 std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& path, int64_t limit) {

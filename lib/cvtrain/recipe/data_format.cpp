@@ -1,9 +1,13 @@
 // data.format: auto — a dataset path's format from what is there, or failing that its name.
 #include "cvtrain/recipe/data_format.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 
 namespace cvtrain {
 namespace fs = std::filesystem;
@@ -13,6 +17,35 @@ namespace {
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
+}
+
+// The first bytes of an existing file (fewer if it is shorter or unreadable).
+std::string first_bytes(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  bytes.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return bytes;
+}
+
+// IDX's magic (0, 0, type, dimensions), or gzip's, which MNIST's and Fashion-MNIST's files ship in.
+bool starts_like_idx(const std::string& bytes) {
+  if (bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == 0x1F && static_cast<uint8_t>(bytes[1]) == 0x8B) return true;
+  return bytes.size() >= 4 && bytes[0] == 0 && bytes[1] == 0 && bytes[3] >= 1 && bytes[3] <= 4;
+}
+
+// "'{"images": [...'" for text, "bytes 50 4b 03 04" otherwise.
+std::string how_it_begins(const std::string& path) {
+  std::string start = first_bytes(path, 24);
+  if (start.empty()) return "nothing: it is empty";
+  if (std::all_of(start.begin(), start.end(), [](unsigned char c) { return std::isprint(c) || std::isspace(c); })) {
+    std::replace_if(
+        start.begin(), start.end(), [](unsigned char c) { return std::isspace(c); }, ' ');
+    return "'" + start + "...'";
+  }
+  std::string hex = "bytes";
+  for (size_t i = 0; i < std::min<size_t>(start.size(), 4); ++i) hex += fmt::format(" {:02x}", static_cast<uint8_t>(start[i]));
+  return hex;
 }
 
 }  // namespace
@@ -27,11 +60,19 @@ std::optional<DataFormat> format_of_path(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return fs::exists(fs::path(path) / "classes.txt", ec) ? DataFormat::kShards : DataFormat::kImageFolder;
   if (is_image_list_path(path)) return DataFormat::kList;
-  if (fs::exists(path, ec)) return DataFormat::kIdx;
+  if (fs::exists(path, ec) && starts_like_idx(first_bytes(path, 4))) return DataFormat::kIdx;
+  // Named as IDX files are (its reader then says what is wrong with one that is not).
   const std::string name = lower(fs::path(path).filename().string());
   const std::string ext = lower(fs::path(path).extension().string());
   if (ext == ".gz" || ext == ".idx" || name.find("-ubyte") != std::string::npos) return DataFormat::kIdx;
   return std::nullopt;
+}
+
+std::string no_dataset_message(const std::string& path) {
+  return fmt::format(
+      "'{}' is no dataset cvtrain reads (it begins with {}): give a folder of class folders (ImageFolder), a "
+      "shards folder (`cvtrain data pack`), a .csv/.tsv/.txt image list or an IDX file (as Fashion-MNIST's)",
+      path, how_it_begins(path));
 }
 
 }  // namespace cvtrain

@@ -12,10 +12,14 @@ namespace cvtrain {
 // A .csv, .tsv or .txt file: an image list (data.format list).
 bool is_image_list_path(const std::string& path);
 
-// An existing path: a folder holding classes.txt is shards (`cvtrain data pack` writes it), any
-// other folder an ImageFolder tree, a list's extension a list, any other file IDX. A path not
-// here (`cvtrain check --no-paths`) is told by its name where the name says it (a list's
-// extension; IDX's .gz, .idx or -ubyte), and is nullopt otherwise.
+// A folder holding classes.txt is shards (`cvtrain data pack` writes it), any other folder an
+// ImageFolder tree, a list's extension (.csv, .tsv, .txt) a list, a file that begins as IDX or
+// gzip does, or is named as IDX files are (.gz, .idx, -ubyte), IDX; anything else, and a path
+// not here that its name does not tell (`cvtrain check --no-paths`), nullopt.
 std::optional<DataFormat> format_of_path(const std::string& path);
+
+// Why an existing file that format_of_path does not tell is no dataset, with how it begins (a
+// COCO annotation file's JSON, a ZIP archive) and what data.train takes.
+std::string no_dataset_message(const std::string& path);
 
 }  // namespace cvtrain

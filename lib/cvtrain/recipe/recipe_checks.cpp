@@ -119,7 +119,9 @@ void check_paths(const Recipe& r, const CrossChecks& check) {
     const bool exists = fs::exists(path, ec);
     if (!exists)
       check.fail(key, missing_path(key, path, "does not exist"));
-    else if (r.data.format != DataFormat::kAuto && folders != fs::is_directory(path, ec))
+    else if (r.data.format == DataFormat::kAuto) {  // here, but of no format: the path auto was told from says why
+      if (path == (r.data.train.empty() ? r.data.val : r.data.train)) check.fail(key, no_dataset_message(path));
+    } else if (folders != fs::is_directory(path, ec))
       check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", name_of(r.data.format)));
   }
 }
