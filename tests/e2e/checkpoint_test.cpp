@@ -122,7 +122,7 @@ TEST_CASE("SIGTERM to the launcher: every rank finishes its step, one checkpoint
   CHECK(read_text(dir.file("straight") + final_weights) == read_text(dir.file("sig") + final_weights));
 }
 
-TEST_CASE("resume skips incomplete and unreadable checkpoints, naming them", "[e2e]") {
+TEST_CASE("resume skips incomplete and unreadable checkpoints, naming them, and refuses when none reads back", "[e2e]") {
   TempDir dir;
   const std::string common = " data.max_samples=640 data.val= train.global_batch=64 train.log_every=1 checkpoint.every_steps=2 output=" +
                              dir.file("run");
@@ -146,6 +146,15 @@ TEST_CASE("resume skips incomplete and unreadable checkpoints, naming them", "[e
   const Run missing = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=10 checkpoint.resume=" + dir.file("nowhere"), dir);
   CHECK(missing.exit_code == 2);  // a recipe error, before anything is built
   CHECK_THAT(missing.output, Catch::Contains("checkpoint.resume: '" + dir.file("nowhere") + "' is not a folder"));
+  // Every complete checkpoint damaged: refused rather than trained over from scratch, the folder as it was.
+  for (const std::string& step : left) fs::resize_file(dir.file("run/checkpoints/" + step + "/model.safetensors"), 1000);
+  const std::string metrics = read_text(dir.file("run/metrics.jsonl"));
+  const Run damaged = shell("$CVTRAIN --recipe $RECIPE" + common + " train.max_steps=12", dir);
+  CHECK(damaged.exit_code == 1);
+  CHECK_THAT(damaged.output, Catch::Contains(dir.file("run/checkpoints") + ": no complete checkpoint reads back (the newest, " +
+                                             dir.file("run/checkpoints/step-00000010")) &&
+                                 Catch::Contains("train from scratch on purpose with checkpoint.resume=none"));
+  CHECK(read_text(dir.file("run/metrics.jsonl")) == metrics);
 }
 
 TEST_CASE("resume takes a given folder or none, and every_minutes saves on the clock", "[e2e]") {

@@ -199,6 +199,7 @@ std::optional<std::string> Checkpointer::latest() const {
   for (const auto& entry : fs::directory_iterator(root_, ec))
     if (const int64_t step = step_of(entry.path()); step >= 0) candidates.emplace_back(step, entry.path());
   std::sort(candidates.rbegin(), candidates.rend());
+  std::string newest_failure;  // of a complete checkpoint that did not read back
   for (const auto& [step, folder] : candidates) {
     if (!fs::exists(folder / kComplete)) {
       log::warn("skipping checkpoint {}: incomplete (no {} marker; its write was interrupted)", folder.string(), kComplete);
@@ -213,8 +214,16 @@ std::optional<std::string> Checkpointer::latest() const {
       return folder.string();
     } catch (const std::exception& e) {
       log::warn("skipping checkpoint {}: unreadable ({})", folder.string(), e.what());
+      if (newest_failure.empty()) newest_failure = fmt::format("{}: {}", folder.string(), e.what());
     }
   }
+  // Complete checkpoints that all fail to read are damage, not a run that never saved: starting
+  // over would train from scratch and in time replace them.
+  if (!newest_failure.empty())
+    throw Error(
+        fmt::format("{}: no complete checkpoint reads back (the newest, {}); restore or remove them, or train from "
+                    "scratch on purpose with checkpoint.resume=none",
+                    root_, newest_failure));
   return std::nullopt;
 }
 

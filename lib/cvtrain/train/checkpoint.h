@@ -68,7 +68,8 @@ class Checkpointer {
                    const NamedTensors& ema = {}, const std::string& device = "", const std::vector<std::string>& class_names = {}) const;
 
   // The newest complete checkpoint whose files read back; incomplete or unreadable ones are
-  // skipped with a warning naming them. nullopt when there is none.
+  // skipped with a warning naming them. nullopt when none is complete; throws Error when complete
+  // ones are there but none reads back.
   std::optional<std::string> latest() const;
 
   // Fails early (before training) when the checkpoint folder cannot be created or written.

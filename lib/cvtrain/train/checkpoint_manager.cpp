@@ -162,11 +162,18 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
     case ResumeMode::kNone:
       return std::nullopt;
     case ResumeMode::kAuto: {
+      // Rank 0 chooses (-1: none, start over; -2: refused, every rank stops with its reason).
       at::Tensor chosen = at::full({1}, -1.0, at::TensorOptions(device_).dtype(at::kDouble));
-      if (comm_.rank() == 0)
-        if (const auto latest = files_.latest()) chosen.fill_(static_cast<double>(read_position(*latest).step));
+      std::string refusal = "rank 0 found no checkpoint to resume from that reads back (its error says which)";
+      if (comm_.rank() == 0) try {
+          if (const auto latest = files_.latest()) chosen.fill_(static_cast<double>(read_position(*latest).step));
+        } catch (const Error& e) {
+          refusal = e.what();
+          chosen.fill_(-2.0);
+        }
       if (comm_.world_size() > 1) comm_.broadcast(chosen, 0, "broadcast of the checkpoint to resume from");
       const auto step = static_cast<int64_t>(chosen.item<double>());
+      if (step == -2) throw Error(refusal);
       if (step < 0) return std::nullopt;
       folder = files_.folder_of(step);
       break;
