@@ -111,6 +111,39 @@ inline std::vector<uint8_t> encode_png(const std::vector<uint8_t>& samples, int 
   return png;
 }
 
+// `jpeg` with an EXIF APP1 segment after its SOI whose IFD0 holds `tags` (tag, SHORT value), in
+// Intel (II) or Motorola (MM) byte order, as cameras and phones write either.
+inline std::vector<uint8_t> with_exif(std::vector<uint8_t> jpeg, const std::vector<std::pair<uint16_t, uint16_t>>& tags, bool big_endian) {
+  std::vector<uint8_t> payload{'E', 'x', 'i', 'f', 0, 0};
+  const auto put16 = [&](uint16_t v) {
+    const std::vector<uint8_t> b =
+        big_endian ? std::vector<uint8_t>{uint8_t(v >> 8), uint8_t(v)} : std::vector<uint8_t>{uint8_t(v), uint8_t(v >> 8)};
+    payload.insert(payload.end(), b.begin(), b.end());
+  };
+  const auto put32 = [&](uint32_t v) {
+    put16(static_cast<uint16_t>(big_endian ? v >> 16 : v & 0xFFFF));
+    put16(static_cast<uint16_t>(big_endian ? v & 0xFFFF : v >> 16));
+  };
+  payload.push_back(big_endian ? 'M' : 'I');
+  payload.push_back(big_endian ? 'M' : 'I');
+  put16(42);
+  put32(8);  // IFD0 right after the TIFF header
+  put16(static_cast<uint16_t>(tags.size()));
+  for (const auto& [tag, value] : tags) {
+    put16(tag);
+    put16(3);  // SHORT
+    put32(1);
+    put16(value);
+    put16(0);
+  }
+  put32(0);
+  const size_t length = payload.size() + 2;
+  std::vector<uint8_t> segment{0xFF, 0xE1, uint8_t(length >> 8), uint8_t(length)};
+  segment.insert(segment.end(), payload.begin(), payload.end());
+  jpeg.insert(jpeg.begin() + 2, segment.begin(), segment.end());
+  return jpeg;
+}
+
 inline void write_bytes(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
   dir.write(name, "");
   std::ofstream(dir.file(name), std::ios::binary)

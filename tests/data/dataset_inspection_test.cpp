@@ -71,7 +71,7 @@ TEST_CASE("data inspect summarises a shards folder per class and verifies every 
 TEST_CASE("data inspect counts an ImageFolder's formats and the JPEGs nvJPEG leaves to the CPU, and names what does not read", "[data]") {
   TempDir dir;
   write_bytes(dir, "tree/cat/baseline1.jpg", encode_jpeg(64, 48, 10));
-  write_bytes(dir, "tree/cat/baseline2.jpg", encode_jpeg(48, 64, 20));
+  write_bytes(dir, "tree/cat/baseline2.jpg", cvtrain::testing::with_exif(encode_jpeg(48, 64, 20), {{0x0112, 6}}, false));  // a phone's
   write_bytes(dir, "tree/cat/gray.jpg", encode_jpeg_pixels(grey_pixels(32, 32, 1), 32, 32, TJPF_GRAY));
   write_bytes(dir, "tree/dog/progressive.jpg",
               encode_jpeg_pixels(grey_pixels(40, 30, 3), 40, 30, TJPF_RGB, 90, TJSAMP_420, TJFLAG_PROGRESSIVE));
@@ -95,13 +95,14 @@ TEST_CASE("data inspect counts an ImageFolder's formats and the JPEGs nvJPEG lea
   const ImageCensus& census = inspection.census;
   CHECK(census.looked_at == 6);
   CHECK(census.formats == std::map<std::string, size_t>{{"JPEG", 5}, {"PNG", 1}});
-  CHECK(census.jpeg_kinds == std::map<std::string, size_t>{{"CMYK", 1}, {"gray", 1}, {"progressive", 1}});
+  CHECK(census.jpeg_kinds == std::map<std::string, size_t>{{"CMYK", 1}, {"EXIF-oriented", 1}, {"gray", 1}, {"progressive", 1}});
   CHECK(census.gpu_decodable == 3);  // the two baseline colour JPEGs and the gray one
   CHECK(census.hardware_subsampling == 3);
   CHECK(inspection.stored_bytes == 0);  // an unreadable sample: the total is not known
   const std::string summary = inspection.summary();
   CHECK_THAT(summary, Catch::Contains("tree: ImageFolder, 8 samples, 2 classes, about") &&
-                          Catch::Contains("formats: JPEG 5 (1 CMYK, 1 gray, 1 progressive), PNG 1") &&
+                          Catch::Contains("formats: JPEG 5 (1 CMYK, 1 EXIF-oriented, 1 gray, 1 progressive), PNG 1") &&
+                          Catch::Contains("1 JPEGs (16.7%) carry an EXIF orientation") &&
                           Catch::Contains("nvjpeg would decode 3 (50.0%) on the GPU") && Catch::Contains("the other 3 on the CPU") &&
                           Catch::Contains("1 progressive JPEGs (16.7%): decoded whole") && Catch::Contains("unreadable: ") &&
                           Catch::Contains("2 of the 8 samples read are unreadable; --verify reads and decodes every sample"));

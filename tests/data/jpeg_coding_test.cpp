@@ -12,6 +12,7 @@
 
 using namespace cvtrain;
 using cvtrain::testing::encode_jpeg_pixels;
+using cvtrain::testing::with_exif;
 
 namespace {
 
@@ -22,6 +23,19 @@ std::vector<uint8_t> pixels(int w, int h, int channels) {
 }
 
 }  // namespace
+
+TEST_CASE("a JPEG's EXIF orientation is read in either byte order, among other tags, and 1 without one", "[data]") {
+  const auto plain = encode_jpeg_pixels(pixels(16, 8, 3), 16, 8, TJPF_RGB);
+  CHECK(jpeg_coding(plain)->orientation == 1);
+  for (const bool big_endian : {false, true}) {
+    const auto turned = jpeg_coding(with_exif(plain, {{0x010F, 7}, {0x0112, 6}}, big_endian));  // Make, then Orientation
+    REQUIRE(turned);
+    CHECK(turned->orientation == 6);
+    CHECK(turned->width == 16);  // the frame as stored
+    CHECK(jpeg_coding(with_exif(plain, {{0x010F, 7}}, big_endian))->orientation == 1);
+    CHECK(jpeg_coding(with_exif(plain, {{0x0112, 42}}, big_endian))->orientation == 1);  // no orientation EXIF defines
+  }
+}
 
 TEST_CASE("a baseline colour or gray JPEG is read as GPU-decodable with its size", "[data]") {
   const auto colour = jpeg_coding(encode_jpeg_pixels(pixels(37, 21, 3), 37, 21, TJPF_RGB));

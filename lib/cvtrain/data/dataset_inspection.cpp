@@ -81,6 +81,7 @@ void count(ImageCensus& census, const SampleFacts& facts) {
   ++census.formats[facts.format];
   if (!facts.coding) return;
   if (facts.coding->components == 1) ++census.jpeg_kinds["gray"];
+  if (facts.coding->orientation != 1) ++census.jpeg_kinds["EXIF-oriented"];
   const std::string reason = cpu_only_reason(*facts.coding);
   if (!reason.empty()) {
     ++census.jpeg_kinds[reason];
@@ -245,6 +246,11 @@ std::string census_lines(const DatasetInspection& in) {
                                    : fmt::format("images ({} read, spread over the set; --verify reads all):\n", read);
   out += fmt::format("  formats: {}\n", format_counts(c));
   out += size_lines(c.sizes);
+  if (const auto oriented = c.jpeg_kinds.find("EXIF-oriented"); oriented != c.jpeg_kinds.end())
+    out += fmt::format(
+        "  {} JPEGs ({}) carry an EXIF orientation (a phone's photo stored sideways or mirrored): they train as stored, as "
+        "Pillow and torchvision's loader read them; turn the files upright first (e.g. `exiftran -ai`) if they should not\n",
+        oriented->second, percent(oriented->second, c.looked_at));
   if (c.formats.count("pixels") == c.formats.size()) return out;  // stored as pixels: no decoder to choose
   if (const auto progressive = c.jpeg_kinds.find("progressive"); progressive != c.jpeg_kinds.end())
     out += fmt::format(

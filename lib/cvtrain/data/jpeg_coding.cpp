@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <turbojpeg.h>
 
+#include <cstring>
 #include <memory>
 
 #include "cvtrain/core/error.h"
@@ -75,6 +76,29 @@ struct TjCompressorCloser {
   void operator()(void* handle) const { tjDestroy(handle); }
 };
 
+// EXIF's orientation tag (0x0112) in an APP1 segment's IFD0, `begin`..`end` its payload; 1 when
+// the segment is no EXIF or holds none. Phones store photos sideways and set it to view them.
+int exif_orientation(const std::vector<uint8_t>& bytes, size_t begin, size_t end) {
+  if (end > bytes.size() || end < begin + 14 || std::memcmp(&bytes[begin], "Exif\0\0", 6) != 0) return 1;
+  const size_t tiff = begin + 6;
+  const bool big = bytes[tiff] == 'M';
+  const auto u16 = [&](size_t at) { return big ? bytes[at] << 8 | bytes[at + 1] : bytes[at + 1] << 8 | bytes[at]; };
+  const auto u32 = [&](size_t at) {
+    return static_cast<size_t>(u16(big ? at : at + 2)) << 16 | static_cast<size_t>(u16(big ? at + 2 : at));
+  };
+  const size_t ifd = tiff + u32(tiff + 4);
+  if (ifd + 2 > end) return 1;
+  const size_t entries = static_cast<size_t>(u16(ifd));
+  for (size_t e = 0; e < entries && ifd + 2 + 12 * (e + 1) <= end; ++e) {
+    const size_t entry = ifd + 2 + 12 * e;
+    if (u16(entry) == 0x0112) {
+      const int value = u16(entry + 8);  // a SHORT, left-justified in the value field
+      return value >= 1 && value <= 8 ? value : 1;
+    }
+  }
+  return 1;
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {
@@ -91,6 +115,7 @@ std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {
 
 std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
   const size_t size = bytes.size();
+  int orientation = 1;
   if (size < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) return std::nullopt;
   size_t at = 2;
   while (at + 4 <= size) {
@@ -105,6 +130,7 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
     if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
       if (at + 10 > size || length < 8) return std::nullopt;
       JpegCoding coding;
+      coding.orientation = orientation;
       const int kind = marker - 0xC0;
       coding.progressive = kind == 2 || kind == 6 || kind == 10 || kind == 14;
       coding.lossless = kind == 3 || kind == 7 || kind == 11 || kind == 15;
@@ -126,6 +152,7 @@ std::optional<JpegCoding> jpeg_coding(const std::vector<uint8_t>& bytes) {
       return coding;
     }
     if (marker == 0xDA || marker == 0xD9) return std::nullopt;  // a scan or the end before any frame header
+    if (marker == 0xE1) orientation = exif_orientation(bytes, at + 4, at + 2 + length);
     at += 2 + length;
   }
   return std::nullopt;

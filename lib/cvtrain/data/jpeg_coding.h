@@ -20,6 +20,7 @@ struct JpegCoding {
   int width = 0, height = 0;
   int luma_h = 1, luma_v = 1;  // the first component's sampling factors: 4:4:4 1 x 1, 4:2:0 2 x 2, 4:1:1 4 x 1
   bool chroma_once = true;     // every other component sampled 1 x 1 (what every named subsampling has)
+  int orientation = 1;         // EXIF's (APP1 before the frame): 1 as stored, 2-8 mirrored and/or turned to view
 };
 
 // The frame header's facts; nullopt when `bytes` is not a JPEG or ends before its frame header.
