@@ -47,6 +47,18 @@ std::string with_model_changes(const std::string& error, const std::string& fold
                 : "");
 }
 
+// Rank 0's choice for checkpoint.resume: auto: the newest readable checkpoint's step, -1 when there
+// is none (start over), -2 when complete ones are there but none reads back (`refusal` says why).
+double newest_readable_step(const Checkpointer& files, std::string& refusal) {
+  try {
+    if (const auto latest = files.latest()) return static_cast<double>(read_position(*latest).step);
+    return -1;
+  } catch (const Error& e) {
+    refusal = e.what();
+    return -2;
+  }
+}
+
 }  // namespace
 
 CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c10::Device device, const LrSchedule& schedule,
@@ -165,12 +177,7 @@ std::optional<ResumedRun> CheckpointManager::resume(const ResumeChoice& resume, 
       // Rank 0 chooses (-1: none, start over; -2: refused, every rank stops with its reason).
       at::Tensor chosen = at::full({1}, -1.0, at::TensorOptions(device_).dtype(at::kDouble));
       std::string refusal = "rank 0 found no checkpoint to resume from that reads back (its error says which)";
-      if (comm_.rank() == 0) try {
-          if (const auto latest = files_.latest()) chosen.fill_(static_cast<double>(read_position(*latest).step));
-        } catch (const Error& e) {
-          refusal = e.what();
-          chosen.fill_(-2.0);
-        }
+      if (comm_.rank() == 0) chosen.fill_(newest_readable_step(files_, refusal));
       if (comm_.world_size() > 1) comm_.broadcast(chosen, 0, "broadcast of the checkpoint to resume from");
       const auto step = static_cast<int64_t>(chosen.item<double>());
       if (step == -2) throw Error(refusal);
