@@ -59,4 +59,11 @@ inline double max_checkpoint_difference(const std::string& a, const std::string&
   return worst;
 }
 
+// How many numbers a safetensors file holds (a model's parameters and buffers).
+inline int64_t checkpoint_numel(const std::string& path) {
+  int64_t numel = 0;
+  for (auto& [name, tensor] : cvtrain::read_safetensors(path)) numel += tensor.numel();
+  return numel;
+}
+
 }  // namespace cvtrain::testing
