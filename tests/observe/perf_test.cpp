@@ -366,3 +366,31 @@ TEST_CASE("the monitor says an input-bound interval once per epoch and compares 
   CHECK_FALSE(monitor.mfu(10));
   CHECK_FALSE(monitor.memory_fraction(100));
 }
+
+// A logging window that began in the epoch before (log_every longer than an epoch) once counted
+// all its steps' communication against the epoch's few: "communication-bound: 92%" beside a
+// breakdown of 15%. The verdict quotes the breakdown of the same steps.
+TEST_CASE("the communication verdict quotes the breakdown's share of the same steps", "[observe]") {
+  Recipe recipe;
+  PerfContext context;
+  context.world_size = 2;
+  context.cores = 8;
+  PerfMonitor monitor(recipe, context);
+  for (int i = 0; i < 32; ++i) monitor.add_steps({step_of(0.0, 0.3, 0.4, 0.3)});
+  monitor.restart_epoch();  // epoch 2: 8 steps, then the window's line at the run's last step
+  for (int i = 0; i < 8; ++i) monitor.add_steps({step_of(0.0, 0.3, 0.4, 0.3)});
+  std::optional<std::string> warning;
+  monitor.compare({step_of(0.0, 0.3, 0.4, 0.3), step_of(0.0, 0.3, 0.45, 0.25)}, warning);
+  const double breakdown = monitor.epoch().fraction(Phase::kComm);
+  CHECK(breakdown == Approx(0.3));
+  for (const std::vector<Verdict>& verdicts : {monitor.epoch_verdicts(100, 0, std::nullopt), monitor.run_verdicts(100, 0, std::nullopt)}) {
+    const Verdict comm = verdict(verdicts, "comm_bound");
+    CHECK(comm.value == Approx(breakdown));
+    CHECK_THAT(comm.message, Catch::StartsWith("communication-bound: 30% of the step waits"));
+  }
+  // Where the rank that waited least is under the threshold, rank 0 waited for it: no verdict.
+  PerfMonitor straggling(recipe, context);
+  for (int i = 0; i < 8; ++i) straggling.add_steps({step_of(0.0, 0.3, 0.4, 0.3)});
+  straggling.compare({step_of(0.0, 0.3, 0.4, 0.3), step_of(0.0, 0.6, 0.4, 0.05)}, warning);
+  CHECK_FALSE(has_verdict(straggling.epoch_verdicts(100, 0, std::nullopt), "comm_bound"));
+}

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace cvtrain {
 namespace {
 
@@ -45,10 +47,8 @@ RankWindow PerfMonitor::interval_window() const {
 
 RankFigures PerfMonitor::compare(const std::vector<RankWindow>& windows, std::optional<std::string>& warning) {
   const RankComparison c = compare_ranks(windows);
-  const double least_comm_s = c.phases[static_cast<size_t>(Phase::kComm)].min * static_cast<double>(interval_.steps());
-  least_comm_epoch_s_ += least_comm_s;
-  least_comm_run_s_ += least_comm_s;
-  add_rank_windows(windows);
+  epoch_ranks_.add(windows, std::min(interval_.steps(), epoch_.steps() - epoch_ranks_.steps));
+  run_ranks_.add(windows, interval_.steps());
   // A window of one or two steps is noise (one slow step on a shared core), not a finding.
   constexpr int64_t kMinWindowSteps = 3;
   const std::optional<StragglerFinding> found =
@@ -62,17 +62,23 @@ RankFigures PerfMonitor::compare(const std::vector<RankWindow>& windows, std::op
   return RankFigures{c.own, c.slowest, c.scores.empty() ? 1.0 : c.scores[c.slowest]};
 }
 
-void PerfMonitor::add_rank_windows(const std::vector<RankWindow>& windows) {
-  const auto steps = static_cast<double>(interval_.steps());
-  rank_sums_.resize(windows.size());
+void PerfMonitor::RankSums::add(const std::vector<RankWindow>& windows, int64_t window_steps) {
+  seconds.resize(windows.size());
   for (size_t r = 0; r < windows.size(); ++r)
-    for (size_t p = 0; p < kPhaseCount; ++p) rank_sums_[r].seconds[p] += windows[r].seconds[p] * steps;
-  compared_steps_ += interval_.steps();
+    for (size_t p = 0; p < kPhaseCount; ++p) seconds[r].seconds[p] += windows[r].seconds[p] * static_cast<double>(window_steps);
+  steps += window_steps;
+}
+
+std::optional<double> PerfMonitor::RankSums::least_comm_fraction() const {
+  std::optional<double> least;
+  for (const PhaseSeconds& rank : seconds)
+    if (rank.total() > 0) least = std::min(least.value_or(1.0), rank[Phase::kComm] / rank.total());
+  return least;
 }
 
 std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double images_per_s, double tflops) {
   if (warned_epoch_ == epoch || interval_.fraction(Phase::kData) < recipe_.observe.input_bound) return std::nullopt;
-  for (const Verdict& v : perf_verdicts(facts(interval_, epoch_sources_, 0, images_per_s, tflops, std::nullopt, false), recipe_))
+  for (const Verdict& v : perf_verdicts(facts(interval_, epoch_sources_, RankSums{}, images_per_s, tflops, std::nullopt, false), recipe_))
     if (v.kind == "input_bound") {
       warned_epoch_ = epoch;
       return v.message;
@@ -81,15 +87,15 @@ std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double i
 }
 
 std::vector<Verdict> PerfMonitor::epoch_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  return perf_verdicts(facts(epoch_, epoch_sources_, least_comm_epoch_s_, images_per_s, tflops, memory_fraction, false), recipe_);
+  return perf_verdicts(facts(epoch_, epoch_sources_, epoch_ranks_, images_per_s, tflops, memory_fraction, false), recipe_);
 }
 
 std::vector<Verdict> PerfMonitor::run_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  return perf_verdicts(facts(run_, run_sources_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true), recipe_);
+  return perf_verdicts(facts(run_, run_sources_, run_ranks_, images_per_s, tflops, memory_fraction, true), recipe_);
 }
 
 std::string PerfMonitor::summary_json(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  const PerfFacts f = facts(run_, run_sources_, least_comm_run_s_, images_per_s, tflops, memory_fraction, true);
+  const PerfFacts f = facts(run_, run_sources_, run_ranks_, images_per_s, tflops, memory_fraction, true);
   return perf_summary_json(f, perf_verdicts(f, recipe_));
 }
 
@@ -103,11 +109,11 @@ std::optional<double> PerfMonitor::memory_fraction(int64_t bytes) const {
   return static_cast<double>(bytes) / static_cast<double>(context_.device_memory_bytes);
 }
 
-PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sources, double least_comm_s, double images_per_s, double tflops,
-                             std::optional<double> memory_fraction, bool whole_run) const {
+PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sources, const RankSums& ranks, double images_per_s,
+                             double tflops, std::optional<double> memory_fraction, bool whole_run) const {
   PerfFacts f;
   f.phases = phases;
-  if (context_.world_size > 1 && phases.sum().total() > 0) f.least_comm_fraction = least_comm_s / phases.sum().total();
+  if (context_.world_size > 1) f.least_comm_fraction = ranks.least_comm_fraction();
   f.images_per_s = images_per_s;
   f.world_size = context_.world_size;
   f.local_world_size = context_.local_world_size;
@@ -120,9 +126,9 @@ PerfFacts PerfMonitor::facts(const PhaseTotals& phases, const SourceTimes& sourc
   f.memory_fraction = memory_fraction;
   f.straggler = stragglers_.worst();
   f.rank_labels = context_.rank_labels;
-  if (whole_run && compared_steps_ > 0)
-    for (PhaseSeconds r : rank_sums_) {
-      for (double& s : r.seconds) s /= static_cast<double>(compared_steps_);
+  if (whole_run && ranks.steps > 0)
+    for (PhaseSeconds r : ranks.seconds) {
+      for (double& s : r.seconds) s /= static_cast<double>(ranks.steps);
       f.rank_means.push_back(r);
     }
   if (whole_run) f.outliers = outliers_;

@@ -65,7 +65,7 @@ class PerfMonitor {
   void restart_epoch() {
     epoch_.restart();
     epoch_sources_ = SourceTimes{};
-    least_comm_epoch_s_ = 0;
+    epoch_ranks_ = RankSums{};
   }
   // This rank's mean phase seconds per step in the interval, for the all-gather.
   RankWindow interval_window() const;
@@ -88,9 +88,16 @@ class PerfMonitor {
   std::optional<double> memory_fraction(int64_t bytes) const;
 
  private:
-  PerfFacts facts(const PhaseTotals& phases, const SourceTimes& sources, double least_comm_s, double images_per_s, double tflops,
+  // Every rank's phase seconds over the compared windows' steps, and those steps.
+  struct RankSums {
+    std::vector<PhaseSeconds> seconds;
+    int64_t steps = 0;
+    void add(const std::vector<RankWindow>& windows, int64_t steps);
+    // The smallest share of its step time that any rank spent waiting for communication.
+    std::optional<double> least_comm_fraction() const;
+  };
+  PerfFacts facts(const PhaseTotals& phases, const SourceTimes& sources, const RankSums& ranks, double images_per_s, double tflops,
                   std::optional<double> memory_fraction, bool whole_run) const;
-  void add_rank_windows(const std::vector<RankWindow>& windows);
 
   const Recipe& recipe_;
   PerfContext context_;
@@ -98,11 +105,8 @@ class PerfMonitor {
   SourceTimes epoch_sources_, run_sources_;
   std::vector<double> epoch_peaks_;
   int64_t first_peak_epoch_ = 1;
-  // Seconds of exposed communication of the least-waiting rank, summed over compared windows.
-  double least_comm_epoch_s_ = 0, least_comm_run_s_ = 0;
-  // Every rank's phase seconds over the compared windows' steps, and those steps.
-  std::vector<PhaseSeconds> rank_sums_;
-  int64_t compared_steps_ = 0;
+  // A window can begin in the epoch before: only its steps within this epoch count for the epoch.
+  RankSums epoch_ranks_, run_ranks_;
   StepOutliers outliers_;
   StragglerWatch stragglers_;
   int64_t warned_epoch_ = -1;

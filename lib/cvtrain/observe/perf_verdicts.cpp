@@ -109,9 +109,13 @@ std::string bucket_advice(const PerfFacts& f, const Recipe& r) {
   return fmt::format("distributed.bucket_mb: {:g} (now {:g}) starts fewer, larger all-reduces", 2 * bucket, bucket);
 }
 
+// The share quoted is the breakdown's (rank 0's, the same steps as the log line, metrics.jsonl and
+// the report). Where another rank waited less than the threshold, rank 0's wait is for a slower
+// rank, which the straggler verdict names, not for the network.
 std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
-  const double comm = f.least_comm_fraction.value_or(f.phases.fraction(Phase::kComm));
+  const double comm = f.phases.fraction(Phase::kComm);
   if (f.world_size < 2 || comm < r.observe.comm_bound) return std::nullopt;
+  if (f.least_comm_fraction && *f.least_comm_fraction < r.observe.comm_bound) return std::nullopt;
   std::string advice = comm_advice_without_buckets(r);
   if (r.strategy == StrategyKind::kDdp || r.strategy == StrategyKind::kZero1) advice = bucket_advice(f, r) + "; or " + advice;
   return Verdict{"comm_bound", comm,

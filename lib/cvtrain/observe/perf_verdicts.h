@@ -47,8 +47,8 @@ class StepOutliers {
 // What the verdicts are judged on.
 struct PerfFacts {
   PhaseTotals phases;        // rank 0's breakdown
-  // Over several ranks, the exposed-communication fraction of the rank that waited least: the
-  // others' extra wait is a straggler's doing, not the network's.
+  // Over several ranks, the exposed-communication fraction of the rank that waited least over the
+  // compared steps: below the threshold, the others' extra wait is a straggler's doing, not the network's.
   std::optional<double> least_comm_fraction;
   double images_per_s = 0;   // the job's
   int world_size = 1;
