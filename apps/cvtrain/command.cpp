@@ -33,8 +33,9 @@ Recipe load(const RecipeArgs& args, int world_size) {
   options.overrides = args.overrides;
   options.check_model = model_problems;
   options.world_size = world_size;
-  options.visible_gpus = visible_cuda_devices();
+  options.visible_gpus = args.check_machine ? visible_cuda_devices() : 0;  // another machine's count is unknown here
   options.check_paths = args.check_paths;
+  options.check_machine = args.check_machine;
   return load_recipe(args.recipe, options);
 }
 

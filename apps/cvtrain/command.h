@@ -24,6 +24,7 @@ struct RecipeArgs {
   std::string recipe;
   std::vector<std::string> overrides;
   bool check_paths = true;
+  bool check_machine = true;  // false: the job runs elsewhere (check --no-paths), GPUs are checked at its start
 };
 
 void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required);

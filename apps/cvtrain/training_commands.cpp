@@ -70,6 +70,7 @@ std::string data_check_lines(const Recipe& recipe) {
       "\n# steps: {} an epoch, {} in all, warmup {}; learning rate {:.4g} at step 1, {:.4g} after warmup, {:.4g} at the last\n",
       length.steps_per_epoch, length.total_steps, std::min(schedule.warmup_steps(), length.total_steps), schedule.at(0),
       schedule.at(std::min(schedule.warmup_steps(), length.total_steps - 1)), schedule.at(std::max<int64_t>(0, length.total_steps - 1)));
+  for (const std::string& note : data.notes) lines += "# note: " + note + "\n";
   for (const std::string& warning : data_warnings(data, recipe)) lines += "# warning: " + warning + "\n";
   return lines;
 }
@@ -83,7 +84,15 @@ std::string auto_workers_line(const Recipe& recipe) {
                      worker_threads(recipe.data.workers, local_ranks, on_gpu), local_ranks, on_gpu ? "GPU" : "CPU");
 }
 
-int run_check(const RecipeArgs& args) {
+// `# left for the job's start:` and one commented line for each check only its machine can make.
+std::string left_for_the_job_lines(const Recipe& recipe) {
+  std::string lines = "# left for the job's start (facts of the machine that runs it):\n";
+  for (const std::string& check : checks_left_for_the_job(recipe)) lines += "#   " + check + "\n";
+  return lines;
+}
+
+int run_check(RecipeArgs args) {
+  args.check_machine = args.check_paths;  // --no-paths: a login node checking for the machine that runs the job
   const Recipe recipe = load(args);
   // A sweep: section is checked too (its keys and ranges; `cvtrain sweep` checks each trial's recipe).
   const auto space = recipe_sweep_section(args.recipe, recipe_keys());
@@ -92,7 +101,8 @@ int run_check(const RecipeArgs& args) {
   std::cout << "# resolved recipe: " << args.recipe << "\n"
             << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
             << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
-            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n") << auto_workers_line(recipe);
+            << (args.check_paths ? auto_workers_line(recipe)
+                                 : "# data and pretrained paths not checked (--no-paths)\n" + left_for_the_job_lines(recipe));
   if (space) std::cout << "# sweep: " << describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
   for (const std::string& warning : recipe_warnings(recipe)) std::cout << "# warning: " << warning << "\n";
   std::cout << data_lines;
@@ -105,8 +115,10 @@ Command add_check_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
   add_recipe_args(*cmd, *args, true);
   cmd->add_flag("--no-paths{false}", args->check_paths,
-                "Check keys and values only: do not open the data (class folders, shard indexes, IDX files, as training\n"
-                "opens them) nor look for the pretrained file (e.g. on a login node)");
+                "Check keys and values only, for a job that runs on another machine (a login node, CI): do not open the\n"
+                "data (class folders, shard indexes, IDX files, as training opens them) nor look for the pretrained file,\n"
+                "and leave what needs that machine (its GPUs and their count, nvJPEG, NCCL, its cores) for the job's\n"
+                "start, listing each");
   return {cmd, [args] { return run_check(*args); }};
 }
 

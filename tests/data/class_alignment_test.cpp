@@ -104,9 +104,12 @@ TEST_CASE("data.class_names names numbered labels, and is refused for a set that
   CHECK(named->num_classes() == 4);  // every name a class, as the model's head
   CHECK(labels_of(*named) == std::vector<int64_t>{2, 0});
   CHECK_THROWS_WITH(with_class_names(open_dataset(spec, numbered, 0), {"cat", "dog"}),
-                    Catch::Contains("has labels up to 2, but data.class_names gives 2 name(s)"));
+                    Catch::Contains("has labels up to 2, but data.class_names gives 2 name(s)") &&
+                        Catch::Contains("data.class_names=[] on the command line, to number them"));
+  CHECK(numbered_classes(*open_dataset(spec, numbered, 0)));
   write_classes(dir, "tree", {"ant", "bee"});
   spec.format = DataFormat::kImageFolder;
   CHECK_THROWS_WITH(with_class_names(open_dataset(spec, dir.file("tree"), 0), {"x", "y"}),
                     Catch::Contains("names its classes itself ('ant', ...)"));
+  CHECK_FALSE(numbered_classes(*open_dataset(spec, dir.file("tree"), 0)));
 }

@@ -297,6 +297,53 @@ TEST_CASE("data.workers auto takes the rank's share of the job's cores, says so,
   CHECK_THAT(run_cvtrain("check --recipe " + folder_recipe(dir, "images"), dir).output, !Catch::Contains("# data.workers"));
 }
 
+// `check --no-paths` is for a login node or CI that checks a GPU job: facts of the machine that runs
+// it are left for the job's start and listed, not refused for the checking machine's lack of a GPU.
+TEST_CASE("check --no-paths checks a GPU recipe on a machine without one and lists what it left for the job", "[e2e]") {
+  TempDir dir;
+  const std::string gpu_recipe = "--recipe " + std::string(CVTRAIN_SOURCE_DIR) +
+                                 "/recipes/resnet50_imagenet.yaml train.cuda_graphs=true optim.implementation=fused data.decoder=nvjpeg data.workers=auto";
+  const RunResult login = run_cvtrain("check --no-paths " + gpu_recipe, dir);
+  INFO(login.output);
+  CHECK(login.exit_code == 0);
+  CHECK_THAT(login.output, Catch::Contains("# left for the job's start (facts of the machine that runs it):\n") &&
+                               Catch::Contains("#   data.decoder nvjpeg: a GPU and nvJPEG's library") &&
+                               Catch::Contains("#   train.cuda_graphs: captured on a GPU") &&
+                               Catch::Contains("#   distributed.nproc_per_node auto: one rank per GPU of each node") &&
+                               Catch::Contains("#   data.workers auto: the cores each rank is given") && Catch::Contains("decoder: nvjpeg"));
+  // On the machine that runs it (without --no-paths), the missing GPU is the recipe error it always was.
+  const RunResult here = run_cvtrain("check " + gpu_recipe, dir);
+  CHECK(here.exit_code == 2);
+  CHECK_THAT(here.output, Catch::Contains("data.decoder: nvjpeg decodes on a GPU, and this run has none"));
+  // What contradicts itself whatever the machine is still refused.
+  const RunResult contradiction = run_cvtrain("check --no-paths " + gpu_recipe + " device=cpu", dir);
+  CHECK(contradiction.exit_code == 2);
+  CHECK_THAT(contradiction.output, Catch::Contains("data.decoder: nvjpeg decodes on a GPU, and this run has none"));
+}
+
+// The quickstart is where most people start their own folder of photos: the class folders win over
+// the recipe's Fashion-MNIST names, and each key the new data makes wrong names the override that fixes it.
+TEST_CASE("the quickstart trains a folder of one's own images, and every key the data makes wrong names its override", "[e2e]") {
+  TempDir dir;
+  write_red_blue_folder(dir, "photos", 8);
+  for (int i = 0; i < 8; ++i) cvtrain::testing::write_bytes(dir, "photos/green/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(44, 44, 40, 40));
+  const std::string own = "--recipe " + kQuickstart + " data.format=imagefolder data.train=" + dir.file("photos") +
+                          " data.val= model.image_size=32 train.max_steps=2 train.global_batch=8";
+  const RunResult gray = run_cvtrain(own + " output=" + dir.file("gray"), dir);
+  CHECK(gray.exit_code == 2);
+  CHECK_THAT(gray.output, Catch::Contains("data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225]"));
+  const std::string colour = own + " data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225]";
+  const RunResult narrow = run_cvtrain(colour + " model.num_classes=2 output=" + dir.file("narrow"), dir);
+  CHECK(narrow.exit_code == 2);
+  CHECK_THAT(narrow.output, Catch::Contains("has 3 classes (model.num_classes=3 on the command line)"));
+  const RunResult trained = run_cvtrain(colour + " output=" + dir.file("run"), dir);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  CHECK_THAT(trained.output, Catch::Contains("data.class_names") && Catch::Contains("left aside: " + dir.file("photos") + " names its classes itself"));
+  CHECK(read_text(dir.file("run/checkpoints/step-00000002/classes.txt")) == "blue\ngreen\nred\n");
+  CHECK_THAT(run_cvtrain("check " + colour, dir).output, Catch::Contains("# note: ") && Catch::Contains("names its classes itself"));
+}
+
 TEST_CASE("unusable images are skipped with one warning each and counted, up to the limit", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 24);

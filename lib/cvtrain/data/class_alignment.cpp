@@ -125,17 +125,24 @@ std::unique_ptr<Dataset> with_training_labels(std::unique_ptr<Dataset> val, cons
   return std::make_unique<RelabeledDataset>(std::move(val), std::move(renumbered), training_classes);
 }
 
+bool numbered_classes(const Dataset& set) {
+  const std::vector<std::string> own = set.class_names();
+  for (size_t i = 0; i < own.size(); ++i)
+    if (own[i] != std::to_string(i)) return false;
+  return true;
+}
+
 std::unique_ptr<Dataset> with_class_names(std::unique_ptr<Dataset> set, const std::vector<std::string>& names) {
   const std::vector<std::string> own = set->class_names();
-  for (size_t i = 0; i < own.size(); ++i)
-    if (own[i] != std::to_string(i))
-      throw Error(
-          fmt::format("names its classes itself ('{}', ...); data.class_names is for labels that are numbers (IDX, lists of "
-                      "number labels): leave it out",
-                      own[i]));
+  if (!numbered_classes(*set))
+    throw Error(
+        fmt::format("names its classes itself ('{}', ...); data.class_names is for labels that are numbers (IDX, lists of "
+                    "number labels): leave it out",
+                    own.front()));
   if (own.size() > names.size())
-    throw Error(fmt::format("has labels up to {}, but data.class_names gives {} name(s): one per class, in label order", own.size() - 1,
-                            names.size()));
+    throw Error(fmt::format("has labels up to {}, but data.class_names gives {} name(s): one per class, in label order (or "
+                            "data.class_names=[] on the command line, to number them)",
+                            own.size() - 1, names.size()));
   std::vector<int64_t> same(own.size());
   for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<int64_t>(i);
   return std::make_unique<RelabeledDataset>(std::move(set), std::move(same), names);

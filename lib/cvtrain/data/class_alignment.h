@@ -23,6 +23,10 @@ std::optional<std::vector<std::string>> class_names_at(const DataSpec& spec, con
 // names already agree). A validation class the training set lacks is an Error naming it.
 std::unique_ptr<Dataset> with_training_labels(std::unique_ptr<Dataset> val, const std::vector<std::string>& training_classes);
 
+// Whether every class of `set` is called by its number ("0", "1", ...): IDX, synthetic data, a list
+// of number labels.
+bool numbered_classes(const Dataset& set);
+
 // `set`, whose labels are numbers (IDX, a list of number labels: class_names() "0", "1", ...), with
 // label i called names[i] (data.class_names) and as many classes as names. An Error when the set
 // names its classes itself or has a label beyond the names.

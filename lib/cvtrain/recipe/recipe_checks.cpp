@@ -127,11 +127,18 @@ void check_paths(const Recipe& r, const CrossChecks& check) {
 }
 
 
+// device: cpu, or auto on a machine without a GPU that is the one the job runs on (not a login
+// node checking for another, nor a run's saved recipe read elsewhere).
+bool runs_without_gpu(const Recipe& r, const LoadOptions& options) {
+  return r.device == DeviceKind::kCpu ||
+         (r.device == DeviceKind::kAuto && options.check_machine && options.visible_gpus == 0 && !options.saved_by_run);
+}
+
 // micro_batch: auto searches GPU memory; it needs a GPU and a global batch to divide, and fsdp's
 // memory depends on its gathering, which a plain forward and backward cannot probe.
 void check_auto_micro_batch(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
   if (!r.train.micro_batch_auto) return;
-  if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
+  if (runs_without_gpu(r, options))
     check.fail("train.micro_batch", "auto searches GPU memory for the largest micro-batch that fits, and this run has no GPU; "
                                     "set a number (the global batch is then reached by accumulation)");
   if (r.train.global_batch <= 0) check.fail("train.micro_batch", "auto needs train.global_batch, which it divides");
@@ -158,7 +165,7 @@ void check_decoder(const Recipe& r, const LoadOptions& options, const CrossCheck
   if (r.data.decoder != DecoderKind::kNvjpeg) return;
   if (!holds_encoded_files(r.data.format) && r.data.format != DataFormat::kAuto)
     check.fail("data.decoder", fmt::format("nvjpeg decodes JPEG files, and data.format {} holds none; use cpu", name_of(r.data.format)));
-  if (r.device == DeviceKind::kCpu || (r.device == DeviceKind::kAuto && options.visible_gpus == 0 && !options.saved_by_run))
+  if (runs_without_gpu(r, options))
     check.fail("data.decoder", "nvjpeg decodes on a GPU, and this run has none; use cpu (or auto, which chooses by the machine)");
   if (const char* on_cpu_only = augment_needing_cpu_pixels(r.augment))
     check.fail(on_cpu_only, "runs on the CPU's decoded pixels, and data.decoder nvjpeg decodes on the GPU (rendering only crop and flip "
@@ -322,6 +329,29 @@ std::vector<std::string> recipe_warnings(const Recipe& r) {
                     "held-out ones",
                     r.where("data.val"), r.data.val));
   return warnings;
+}
+
+std::vector<std::string> checks_left_for_the_job(const Recipe& r) {
+  std::vector<std::string> left;
+  if (r.device == DeviceKind::kCuda) left.push_back("device cuda: the node must have a visible GPU");
+  if (r.device == DeviceKind::kAuto) left.push_back("device auto: the node's GPUs if it has any, else its CPU");
+  const bool may_use_gpu = r.device != DeviceKind::kCpu;
+  if (r.distributed.nproc_per_node == "auto")
+    left.push_back(
+        fmt::format("distributed.nproc_per_node auto: one rank per GPU of each node; the batch above counts {} rank(s) per node as if "
+                    "the node had none (distributed.nproc_per_node=N checks the batch for N)",
+                    BatchPlan::of(r.train).world / std::max<int64_t>(1, r.distributed.nnodes)));
+  else if (may_use_gpu)
+    left.push_back(fmt::format("distributed.nproc_per_node {}: each node must see that many GPUs", r.distributed.nproc_per_node));
+  if (r.data.decoder == DecoderKind::kNvjpeg) left.push_back("data.decoder nvjpeg: a GPU and nvJPEG's library (libnvjpeg) on the node");
+  if (r.data.decoder == DecoderKind::kAuto) left.push_back("data.decoder auto: nvJPEG where the node has a GPU and the recipe allows it");
+  if (r.train.micro_batch_auto) left.push_back("train.micro_batch auto: searched in the GPU's memory when the job starts");
+  if (r.train.cuda_graphs) left.push_back("train.cuda_graphs: captured on a GPU (on a CPU the step runs eagerly, with a warning)");
+  if (may_use_gpu && r.distributed.backend != "gloo")
+    left.push_back(fmt::format("distributed.backend {}: NCCL between GPU ranks{}", r.distributed.backend,
+                               r.distributed.backend == "auto" ? " (Gloo on a CPU)" : ""));
+  if (r.data.workers.automatic) left.push_back("data.workers auto: the cores each rank is given on its node");
+  return left;
 }
 
 void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) {

@@ -25,4 +25,8 @@ bool uses_trust_ratio(OptimizerKind name);
 // its end. Warnings, not errors: a short smoke run of a long recipe (train.epochs=1) is legitimate.
 std::vector<std::string> recipe_warnings(const Recipe& recipe);
 
+// What only the machine that runs the job can settle (its GPUs, their count, nvJPEG, NCCL, its
+// cores): what `check --no-paths` on a login node leaves for the job's start, one line each.
+std::vector<std::string> checks_left_for_the_job(const Recipe& recipe);
+
 }  // namespace cvtrain

@@ -21,6 +21,8 @@ struct LoadOptions {
   int world_size = 0;                  // ranks sharing global_batch; 0: world_size_of(distributed)
   int visible_gpus = 0;                // what distributed.nproc_per_node: auto counts
   bool check_paths = true;             // data folders and files must exist
+  bool check_machine = true;           // false: the job runs on another machine (`check --no-paths` on a
+                                       // login node), so what needs its GPUs is left for its start
   bool saved_by_run = false;           // a recipe a run wrote back (a checkpoint's recipe.yaml): its
                                        // batch triple fixes the world size, whatever this machine has
   // The model section against its architecture (models/arch_traits.h: model_problems); unset, not checked.

@@ -396,6 +396,7 @@ TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
   if (rank.rank == 0) write_provenance(run);
   if (rank.rank == 0) {
     for (const std::string& warning : recipe_warnings(recipe)) log::warn("{}", warning);
+    for (const std::string& note : run.data.notes) log::info("{}", note);
     for (const std::string& warning : data_warnings(run.data, recipe)) log::warn("{}", warning);
   }
   return run;

@@ -37,21 +37,29 @@ std::unique_ptr<Dataset> open_recipe_dataset(const Recipe& recipe, const char* k
   return blaming_key(recipe, key, "", [&] { return open_dataset(recipe.data, path, limit); });
 }
 
+// The overrides that give data.mean and data.std one value per channel: Fashion-MNIST's for gray
+// images, ImageNet's (torchvision's) for colour ones.
+std::string normalisation_overrides(int64_t channels) {
+  if (channels == 1) return "data.mean=[0.286] data.std=[0.353] (Fashion-MNIST's)";
+  if (channels == 3) return "data.mean=[0.485,0.456,0.406] data.std=[0.229,0.224,0.225] (ImageNet's)";
+  return fmt::format("{} values in each of data.mean and data.std", channels);
+}
+
 // One dataset against the model section: every mismatch is a recipe error naming the key's origin,
 // raised before the run folder is touched. `key` and `path` name the dataset (data.train, data.val).
 void check_dataset_fits(const Dataset& dataset, const std::string& path, const Recipe& recipe) {
   const DataSpec& data = recipe.data;
   const ModelSpec& model = recipe.model;
   if (data.format != DataFormat::kSynthetic && data.mean.size() != static_cast<size_t>(dataset.channels()))
-    throw RecipeError({fmt::format("{}, data.std: {} value(s) each, but {} has {} channel(s); give one per channel{}",
+    throw RecipeError({fmt::format("{}, data.std: {} value(s) each, but {} has {} channel(s); give one per channel: {}",
                                    recipe.where("data.mean"), data.mean.size(), path, dataset.channels(),
-                                   dataset.channels() == 1 ? " (Fashion-MNIST: mean: [0.286], std: [0.353])" : "")});
+                                   normalisation_overrides(dataset.channels()))});
   if (dataset.num_classes() > model.num_classes)
-    throw RecipeError(
-        {fmt::format("{}: {} but {} has {} classes", recipe.where("model.num_classes"), model.num_classes, path, dataset.num_classes())});
+    throw RecipeError({fmt::format("{}: {} but {} has {} classes (model.num_classes={} on the command line)", recipe.where("model.num_classes"),
+                                   model.num_classes, path, dataset.num_classes(), dataset.num_classes())});
   if (model.in_channels != 0 && model.in_channels != dataset.channels())
-    throw RecipeError({fmt::format("{}: {} but the data has {} channel(s) (0 takes it from the data)", recipe.where("model.in_channels"),
-                                   model.in_channels, dataset.channels())});
+    throw RecipeError({fmt::format("{}: {} but the data has {} channel(s) (model.in_channels=0 takes it from the data)",
+                                   recipe.where("model.in_channels"), model.in_channels, dataset.channels())});
 }
 
 // More outputs than the training data has classes: allowed (a head kept for a larger label set),
@@ -77,10 +85,21 @@ std::unique_ptr<Dataset> scored_as_trained(std::unique_ptr<Dataset> val, const s
   return val;
 }
 
-// data.class_names for numbered labels, applied once validation labels follow training's.
+// data.class_names for numbered labels, applied once validation labels follow training's. Data that
+// names its classes itself (class folders, a list of named labels) or has none to name (synthetic)
+// wins over names a recipe gave its numbered labels (the quickstart's Fashion-MNIST names, with
+// data.train= another folder), with a note.
 void name_numbered_classes(RunData& run_data, const Recipe& recipe) {
   const std::vector<std::string>& names = recipe.data.class_names;
   if (names.empty()) return;
+  const bool synthetic = recipe.data.format == DataFormat::kSynthetic;
+  if (synthetic || !numbered_classes(*(run_data.train ? run_data.train : run_data.val))) {
+    run_data.notes.push_back(fmt::format("{}: left aside: {}", recipe.where("data.class_names"),
+                                         synthetic ? "synthetic data has numbered classes"
+                                                   : fmt::format("{} names its classes itself", run_data.train ? recipe.data.train
+                                                                                                               : recipe.data.val)));
+    return;
+  }
   for (auto [set, key, path] :
        {std::tuple{&run_data.train, "data.train", recipe.data.train}, std::tuple{&run_data.val, "data.val", recipe.data.val}})
     if (*set)
