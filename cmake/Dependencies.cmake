@@ -35,6 +35,7 @@ set(CVTRAIN_FMT_INCLUDE_DIR "${CMAKE_BINARY_DIR}/fmt-include")
 file(MAKE_DIRECTORY "${CVTRAIN_FMT_INCLUDE_DIR}")
 file(CREATE_LINK "${FMT_INCLUDE_DIR}/fmt" "${CVTRAIN_FMT_INCLUDE_DIR}/fmt" SYMBOLIC)
 find_package(ZLIB REQUIRED)
+find_package(PNG REQUIRED)  # PNG decoding with its messages kept (data/png_decode.cpp)
 find_package(Threads REQUIRED)
 
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)

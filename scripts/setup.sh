@@ -13,7 +13,7 @@ TORCH_VERSION=2.11.0
 TORCHVISION_VERSION=0.26.0  # the release built against TORCH_VERSION; used by benchmarks and reference tests
 TIMM_VERSION=1.0.31         # the reference for the ViT/ConvNeXt parity tests
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
-  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libgloo-dev dataset-fashion-mnist
+  libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgloo-dev dataset-fashion-mnist
   chromium procps)  # chromium: the report's test opens it in a real (headless) browser; procps: tests count leftover ranks with pgrep
 PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" safetensors numpy pyyaml
   pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0

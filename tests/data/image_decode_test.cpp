@@ -2,7 +2,13 @@
 // per-sample pipeline's scaled decode matches the full-size one.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/image_decode.h"
@@ -125,7 +131,6 @@ TEST_CASE("grayscale and CMYK JPEGs decode to RGB", "[data]") {
   CHECK(std::abs(int{c.pixels[2]} - 0) <= 4);
 }
 
-#ifdef CVTRAIN_WITH_IMGCODECS
 TEST_CASE("PNGs with alpha, 16 bits or one channel decode to 8-bit RGB", "[data]") {
   std::vector<uint8_t> rgba;
   for (int i = 0; i < 4 * 3; ++i) rgba.insert(rgba.end(), {200, 100, 50, 7});
@@ -153,7 +158,39 @@ TEST_CASE("an EXIF orientation is not applied, as Pillow and torchvision's loade
   CHECK(image.height == 2);
   CHECK(image.pixels[0] == 255);
 }
-#endif
+
+// libpng's own handlers printed "libpng error: ..." into the middle of data inspect's progress
+// line; its words now come in cvtrain's error, and nothing reaches the terminal by itself.
+TEST_CASE("a PNG libpng refuses is an error with libpng's words, and libpng prints nothing itself", "[data]") {
+  std::vector<uint8_t> png = encode_png(std::vector<uint8_t>(8 * 8 * 3, 90), 8, 8, 2, 8);
+  // IDAT's zlib header spoiled, its CRC made right again, so that only the decoder can tell.
+  const auto idat = std::search(png.begin(), png.end(), std::begin("IDAT"), std::end("IDAT") - 1);
+  REQUIRE(idat != png.end());
+  const size_t type_at = static_cast<size_t>(idat - png.begin());
+  const uint32_t length = uint32_t{png[type_at - 4]} << 24 | uint32_t{png[type_at - 3]} << 16 | uint32_t{png[type_at - 2]} << 8 | png[type_at - 1];
+  png[type_at + 4] = 0x00;
+  png[type_at + 5] = 0x00;
+  const auto crc = static_cast<uint32_t>(crc32(0, &png[type_at], 4 + length));
+  for (int i = 0; i < 4; ++i) png[type_at + 4 + length + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
+  TempDir dir;
+  const std::string captured = dir.file("stderr.txt");
+  std::fflush(stderr);
+  const int saved = dup(2);
+  const int file = open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(file, 2);
+  std::string message;
+  try {
+    decode_image(png, "spoiled.png");
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(file);
+  close(saved);
+  CHECK_THAT(message, Catch::StartsWith("spoiled.png: damaged PNG (libpng: ") && Catch::Contains("IDAT"));
+  CHECK(cvtrain::testing::read_text(captured).empty());
+}
 
 TEST_CASE("empty, truncated and non-image bytes are errors naming the file", "[data]") {
   const auto jpeg = encode_jpeg(64, 64, 100);

@@ -1,5 +1,5 @@
-// JPEG through libjpeg's API (scaled, cropped, skipped scanlines); OpenCV imgcodecs for the rest
-// when built with it. libjpeg reports errors by longjmp: the setjmp frame holds no C++ objects.
+// JPEG through libjpeg's API (scaled, cropped, skipped scanlines), PNG through libpng's; OpenCV
+// imgcodecs for the rest when built with it. libjpeg reports errors by longjmp: the setjmp frame holds no C++ objects.
 #include "cvtrain/data/image_decode.h"
 
 #include <fmt/format.h>
@@ -14,8 +14,10 @@
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/libjpeg_errors.h"
 #include "cvtrain/data/png_chunks.h"
+#include "cvtrain/data/png_decode.h"
 
 #ifdef CVTRAIN_WITH_IMGCODECS
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #endif
@@ -127,16 +129,20 @@ JpegJob run_or_throw(JpegJob job, const std::string& name) {
 
 #ifdef CVTRAIN_WITH_IMGCODECS
 Image decode_with_opencv(const std::vector<uint8_t>& bytes, const std::string& name) {
-  if (const std::optional<std::string> damage = png_damage(bytes)) throw Error(fmt::format("{}: {}", name, *damage));
+  // OpenCV logs a decoder's complaint to stderr (into a progress line); the error below names the file.
+  static const bool silenced = (cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT), true);
+  (void)silenced;
+  // A file cut short is told before OpenCV meets it: its decoders' exceptions are printed to
+  // stderr by imdecode itself, whatever the log level.
+  const std::optional<uint64_t> declared = declared_file_bytes(bytes);
+  if (declared && *declared > bytes.size())
+    throw Error(fmt::format("{}: truncated {} (its header declares {} bytes, the file has {})", name, image_format_name(bytes), *declared,
+                            bytes.size()));
   const cv::Mat raw(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<uint8_t*>(bytes.data()));
   // 8-bit BGR whatever the depth, alpha dropped; an EXIF orientation (a PNG's or WebP's) is left
   // unapplied, as Pillow leaves it and as the JPEG path does, so that every format reads as stored
   cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
   if (decoded.empty()) {
-    const std::optional<uint64_t> declared = declared_file_bytes(bytes);
-    if (declared && *declared > bytes.size())
-      throw Error(fmt::format("{}: truncated {} (its header declares {} bytes, the file has {})", name, image_format_name(bytes), *declared,
-                              bytes.size()));
     if (*image_format_name(bytes) == '\0') throw Error(fmt::format("{}: {}", name, describe_non_image(bytes)));
     throw Error(fmt::format("{}: a damaged {} file, or a kind of {} that OpenCV does not decode", name, image_format_name(bytes),
                             image_format_name(bytes)));
@@ -196,6 +202,10 @@ ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::str
 Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale) {
   if (bytes.empty()) throw Error(fmt::format("{}: empty file", name));
   if (is_jpeg(bytes)) return decode_jpeg_window(bytes, name, scale, PixelRect{}).image;
+  if (is_png(bytes)) {
+    if (const std::optional<std::string> damage = png_damage(bytes)) throw Error(fmt::format("{}: {}", name, *damage));
+    return decode_png(bytes, name);
+  }
 #ifdef CVTRAIN_WITH_IMGCODECS
   return decode_with_opencv(bytes, name);
 #else

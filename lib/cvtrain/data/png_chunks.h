@@ -1,6 +1,5 @@
 // A PNG's chunks walked without decoding (length, type, data and CRC-32 of each), so that a
-// truncated or corrupted file is named for what it is before libpng meets it (libpng prints its
-// own complaint to stderr, and OpenCV then says no more than that the file is unreadable).
+// truncated or corrupted file is named for what it is (where, which chunk) before libpng meets it.
 #pragma once
 
 #include <cstdint>
