@@ -1,5 +1,6 @@
-// DDP on CPU with Gloo: 2 ranks with half the micro-batch, and accumulation, give the same
-// weights as one rank with the whole batch; torchrun-style and two-node launches agree; a
+// DDP on CPU with Gloo: 2 ranks with half the micro-batch, and accumulation, give one rank's
+// whole-batch step within the rounding of its sums, and one rank's accumulation of the same
+// micro-batches bit for bit; torchrun-style and two-node launches agree; a
 // crashing rank stops the job quickly, named, with no process left; the step a CUDA graph would
 // capture trains 2 ranks as the eager step does.
 #include "torch_catch.h"
@@ -7,10 +8,13 @@
 #include <ATen/ATen.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/recipe_loader.h"
 #include "run_shell.h"
 #include "saved_models.h"
 
@@ -33,28 +37,73 @@ const std::string kCommon =
 
 
 
+// A sample's gradient at the first step, largest element, bounded from the MLP's initial weights:
+// fc2's is (p - y) a_h with |p - y| <= 1 and the hidden activation a_h <= sum_i |W1_hi| X + |b1_h|;
+// fc1's is x_i sum_c (p_c - y_c) W2_ch, at most X 2 max|W2| (sum_c |p_c - y_c| <= 2). X is the
+// largest normalised pixel, (1 - 0.286) / 0.353.
+double first_step_gradient_bound(const std::vector<at::Tensor>& w) {
+  const double x = (1 - 0.286) / 0.353;
+  const double activation = (w[0].abs().sum(1) * x + w[1].abs()).max().item<double>();
+  const double back = 2 * w[2].abs().max().item<double>();
+  return std::max({activation, 1.0, back * x, back});
+}
+
 }  // namespace
 
-TEST_CASE("DDP with 2 ranks and accumulation equals one rank with the whole batch", "[e2e][ranks]") {
+// One rank's whole batch of 64 and its splits (4 micro-batches of 16; 2 ranks of 32; 2 ranks of
+// 2 x 16) add the same per-sample gradients grouped otherwise, so one SGD step differs only by
+// rounding. Each gradient element is within gamma_n of the sum of its terms' magnitudes whatever
+// the grouping (Higham, Accuracy and Stability of Numerical Algorithms, 3.1 and 4.2; n the longest
+// chain of additions behind it: fc1's 784 inputs, fc2's 256, the 10 classes, the 64 samples), and
+// that sum is at most G, the largest element of one sample's gradient (the mean divides each by
+// 64): the gradients differ by at most 2 n u G. The first step with Nesterov momentum moves the
+// weights by lr (1 + momentum) g, the final rounding of w adds at most 2^-23 (|w| < 1).
+TEST_CASE("one step of DDP with 2 ranks, and of accumulation, is one rank's whole-batch step within the rounding of its sums",
+          "[e2e][ranks]") {
   TempDir dir;
+  const std::string step = kCommon + " train.max_steps=1 train.grad_clip=0 schedule.name=constant schedule.warmup_epochs=0";  // lr at step 1
   const Run run = shell(
       "set -e\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=16 output=" + dir.file("single_acc4") + "\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp distributed.nproc_per_node=2 distributed.master_port=" + port() +
+      "$CVTRAIN --recipe $RECIPE" + step + " output=" + dir.file("single") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + step + " train.micro_batch=16 output=" + dir.file("single_acc4") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + step + " strategy=ddp distributed.nproc_per_node=2 distributed.master_port=" + port() +
       " output=" + dir.file("ddp2") + "\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp distributed.nproc_per_node=2 train.micro_batch=16 distributed.master_port=" +
+      "$CVTRAIN --recipe $RECIPE" + step + " strategy=ddp distributed.nproc_per_node=2 train.micro_batch=16 distributed.master_port=" +
       port() + " output=" + dir.file("ddp2_acc2") + "\n",
       dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.output, Catch::Contains("(16 x 2 accumulation x 2 ranks)") && Catch::Contains("(32 x 1 accumulation x 2 ranks)"));
-  const double moved = max_mlp_difference(dir.file("single/model.pt"), dir.file("ddp2/model.pt"));
-  CHECK(moved < 1e-5);
-  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("single_acc4/model.pt")) < 1e-5);
-  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("ddp2_acc2/model.pt")) < 1e-5);
-  // The comparisons mean something only if training moved the weights well beyond their tolerance.
-  CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("single/model.pt"))) > 1e-3);
+  const cvtrain::Recipe defaults = cvtrain::load_recipe(cvtrain::testing::kQuickstart, {});
+  const double lr = defaults.optim.lr, momentum = defaults.optim.momentum, n = 784 + 256 + 10 + 64;
+  const double bound = lr * (1 + momentum) * 2 * n * std::ldexp(1.0, -24) * first_step_gradient_bound(initial_mlp_weights()) +
+                       std::ldexp(1.0, -23);
+  INFO("bound " << bound);
+  for (const char* split : {"single_acc4", "ddp2", "ddp2_acc2"}) {
+    INFO(split);
+    CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file(split + std::string("/model.pt"))) <= bound);
+  }
+  // The comparisons mean something only if the step moved the weights well beyond the bound.
+  CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("single/model.pt"))) > 10 * bound);
+}
+
+// Where the micro-batches are the same, so are the sums: 2 ranks of 32 give (a + b) / 2, one rank
+// accumulating the same two micro-batches a / 2 + b / 2 (the loss scaled by 1/2, a power of two,
+// scales every rounding with it). Five steps, clipping included, bit for bit, provided every
+// process computes with as many threads (OMP_NUM_THREADS=1, as torchrun sets it): a matrix
+// product's sums are split among its threads.
+TEST_CASE("DDP with 2 ranks of 32 equals one rank accumulating the same 2 micro-batches bit for bit", "[e2e][ranks]") {
+  TempDir dir;
+  const Run run = shell(
+      "set -e\nexport OMP_NUM_THREADS=1\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=32 output=" + dir.file("single_acc2") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp distributed.nproc_per_node=2 distributed.master_port=" + port() +
+      " output=" + dir.file("ddp2") + "\n",
+      dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(max_mlp_difference(dir.file("single_acc2/model.pt"), dir.file("ddp2/model.pt")) == 0);
+  CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("ddp2/model.pt"))) > 1e-3);
 }
 
 TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[e2e][ranks]") {
@@ -62,8 +111,8 @@ TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[
   const std::string p1 = port(), p2 = port();
   const std::string ddp = kCommon + " strategy=ddp";
   const Run run = shell(
-      "set -e\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n"
+      "set -e\nexport OMP_NUM_THREADS=1\n"  // one thread in every process, as above
+      "$CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=32 output=" + dir.file("single") + "\n"
       // Two processes started by hand with torchrun's variables, as torchrun would.
       "for r in 0 1; do RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + p1 +
       " $CVTRAIN --recipe $RECIPE" + ddp + " output=" + dir.file("torchrun") + " > " + dir.file("torchrun_$r.log") + " 2>&1 & pids=\"$pids $!\"; done\n"
@@ -75,22 +124,23 @@ TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[
       dir);
   INFO(run.output << read_text(dir.file("torchrun_1.log")) << read_text(dir.file("node_1.log")));
   REQUIRE(run.exit_code == 0);
-  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
-  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) < 1e-5);
+  // One rank accumulating the ranks' two micro-batches: bit for bit (see above).
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) == 0);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("nodes/model.pt")) == 0);
 }
 
 TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e][ranks][venv]") {
   const std::string python = CVTRAIN_VENV_PYTHON;
   REQUIRE(std::filesystem::exists(python));  // registered only where the venv is (tests/CMakeLists.txt)
   TempDir dir;
-  const Run run = shell("set -e\n"
-                        "$CVTRAIN --recipe $RECIPE" + kCommon + " output=" + dir.file("single") + "\n" +
+  const Run run = shell("set -e\n"  // torchrun gives its ranks OMP_NUM_THREADS=1; the one process gets it too
+                        "OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=32 output=" + dir.file("single") + "\n" +
                         python + " -m torch.distributed.run --no-python --nproc-per-node 2 --master-port " + port() +
                         " $CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp output=" + dir.file("torchrun") + "\n",
                         dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
-  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) < 1e-5);
+  CHECK(max_mlp_difference(dir.file("single/model.pt"), dir.file("torchrun/model.pt")) == 0);  // as one rank accumulating both
 }
 
 TEST_CASE("a training rank that exits at step 3 stops the whole job at once", "[e2e][ranks]") {
@@ -149,8 +199,12 @@ TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e
   const double synced = difference(dir.file("single/model.pt"), dir.file("sync/model.pt"));
   const double local = difference(dir.file("single/model.pt"), dir.file("local/model.pt"));
   INFO("sync_bn " << synced << ", per-rank statistics " << local);
+  // SyncBN adds per-rank sums of each channel (another grouping than the whole batch's, which the
+  // ResNet's normalisations and several steps then carry on), so no float bound is tight here; what
+  // is asserted is the order: synced statistics are far closer to the whole batch than per-rank
+  // ones (a per-rank statistic is a different estimate, not a rounding), and the run did not diverge.
   CHECK(synced < 1e-2);
-  CHECK(local > 20 * synced);  // SyncBN is far closer to the whole batch than per-rank statistics are
+  CHECK(local > 20 * synced);
 }
 
 // train.cuda_graphs' step body (staged inputs, learning rate and host decisions; the update decided
@@ -176,7 +230,8 @@ TEST_CASE("the step a CUDA graph captures trains 2 ranks as the eager step does,
   CHECK_THAT(run.output, !Catch::Contains("running eager"));
   CHECK_THAT(run.output, Catch::Contains("step 3: fp16 gradients overflowed at loss scale 65536"));
   CHECK_THAT(read_text(dir.file("graphed/metrics.jsonl")), Catch::Contains("\"skipped_steps\": 1"));
-  CHECK(max_mlp_difference(dir.file("eager/model.pt"), dir.file("graphed/model.pt")) < 1e-6);
+  // The same fused kernels on the same tensors in the same order: the graph changes when they are launched, not what they add.
+  CHECK(max_mlp_difference(dir.file("eager/model.pt"), dir.file("graphed/model.pt")) == 0);
   CHECK(max_mlp_difference(dir.file("graphed/model.pt"), dir.file("resumed/model.pt")) == 0);
   CHECK(max_difference(initial_mlp_weights(), mlp_weights(dir.file("graphed/model.pt"))) > 1e-3);
 }

@@ -69,7 +69,7 @@ TEST_CASE("a sweep runs its grid two at a time, records failed trials, and resum
   std::smatch first_row;
   REQUIRE(std::regex_search(results, first_row, std::regex(R"(\| 1 \| (trial-\d+) \| done \| ([0-9.]+) \|)")));
   CHECK(first_row[1] == best);
-  CHECK(std::stod(first_row[2]) == Approx(std::max(top1_a, top1_b)).margin(1e-4));
+  CHECK(std::stod(first_row[2]) == Approx(std::max(top1_a, top1_b)).margin(1e-4));  // the table prints 4 decimals (5e-5 off at most)
   CHECK_THAT(results, Catch::Contains("| failed |") && Catch::Contains("exit code 2"));
 }
 
@@ -157,7 +157,7 @@ TEST_CASE("ASHA stops at least half the trials early, and a promoted trial conti
     if (top1.back() > best_top1) best_top1 = top1.back(), best_name = trial_name;
   }
   CHECK(name == best_name);
-  CHECK(std::stod(best[2]) == Approx(best_top1).margin(1e-4));
+  CHECK(std::stod(best[2]) == Approx(best_top1).margin(1e-4));  // the table prints 4 decimals (5e-5 off at most)
   // best_recipe.yaml is that trial's recipe with a folder of its own.
   CHECK_THAT(read_text(dir.file("sweep/best_recipe.yaml")), Catch::Contains("# The best trial of this sweep, " + name) &&
                                                              Catch::Contains("output: " + dir.file("sweep/best")));
