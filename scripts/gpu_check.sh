@@ -3,17 +3,21 @@
 #   scripts/gpu_check.sh bundle   here: builds cvtrain without OpenCV imgcodecs (which drags GDAL) into
 #                                 build-gpu/ and gathers the binary, the few libraries it needs and a
 #                                 small dataset into gpu_bundle/ (git-ignored; carry it to the device)
+#   scripts/gpu_check.sh data [N] the bundle's data alone (N generated JPEGs, default 384), for a dry run
 #   scripts/gpu_check.sh run [SECTION...]
 #                                 there: runs the checks (all default sections, or those named) with
 #                                 the machine's own torch libraries, and prints what it measured and
 #                                 how long each section took
-# DEVICE=cpu EXTRA="train.max_steps=3 data.max_val_samples=256" scripts/gpu_check.sh run
-#                                 dry run of the same steps without a GPU (EXTRA: overrides added to
-#                                 every training case; fp16 evaluation of the 10,000 test images
-#                                 takes minutes on a CPU, hence the validation cap)
+# DRY=1 CVTRAIN=build/apps/cvtrain scripts/gpu_check.sh run
+#                                 dry run of every section's cvtrain invocations on the CPU, each shrunk
+#                                 (2 steps, 32 px, batches of 8, 2 bench batches; rows only a GPU can
+#                                 run skipped): what CTest runs so that a recipe or key change that
+#                                 breaks the GPU check fails the suite. EXTRA adds overrides to every
+#                                 training case (DRY's shrinking ones by default); CVTRAIN and BUNDLE
+#                                 name the binary and the bundle (default gpu_bundle/bin/cvtrain)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUNDLE=gpu_bundle
+BUNDLE=${BUNDLE:-gpu_bundle}
 
 bundle() {
   bash scripts/setup.sh > /dev/null
@@ -30,11 +34,18 @@ bundle() {
   # Every library the binary needs except torch's own (the device has them) and the C runtime.
   ldd build-gpu/apps/cvtrain | awk '/=> \//{print $3}' | grep -v -e "^$torch_lib" -e '/nvidia/' \
     -e '/lib\(c\|m\|dl\|rt\|pthread\|util\)\.so' -e 'ld-linux' | xargs -r cp -L -t "$BUNDLE/lib/"
+  bundle_data 384
+  du -sh "$BUNDLE"
+}
+
+# The Fashion-MNIST test set, the quickstart recipe every case builds on, and N photo-like JPEGs
+# (384: about 17 MB) for the input-pipeline checks.
+bundle_data() {
+  mkdir -p "$BUNDLE/data"
   cp /usr/share/datasets/fashion-mnist/t10k-*-ubyte.gz "$BUNDLE/data/"
   cp recipes/quickstart.yaml "$BUNDLE/"
-  # 384 photo-like JPEGs (about 17 MB) for the input-pipeline checks.
-  "${CVTRAIN_HOME:-$HOME/.cache/cvtrain}/venv/bin/python" scripts/bench_data/make_images.py "$BUNDLE/images" --count 384
-  du -sh "$BUNDLE"
+  rm -rf "$BUNDLE/images"
+  "${CVTRAIN_HOME:-$HOME/.cache/cvtrain}/venv/bin/python" scripts/bench_data/make_images.py "$BUNDLE/images" --count "$1" > /dev/null
 }
 
 # One training run; prints the final top-1 and the mean images/s of the epochs.
@@ -142,7 +153,7 @@ PY
   fi
   "$CVTRAIN" preflight --recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 \
     model.num_classes=1000 model.image_size=224 model.arch=resnet50 precision=bf16 train.global_batch=256 device="$DEVICE" \
-    output="$RUNS/preflight" 2>&1 | sed 's/^/  /' || FAILURES=$((FAILURES + 1))
+    output="$RUNS/preflight" ${EXTRA:-} 2>&1 | sed 's/^/  /' || FAILURES=$((FAILURES + 1))
 }
 
 # train.cuda_graphs against eager on the same 50 steps of synthetic data (ResNet-18 at 64 px, fp32 so
@@ -232,20 +243,20 @@ section_pipeline() {
   echo "== input pipeline: JPEG decode, RandomResizedCrop 224, flip; batches pinned, copied on a side stream, normalised on $DEVICE"
   # Batches of 24: the 384 images make 16 batches an epoch, one for each of up to 16 workers.
   for workers in 1 4 8 16; do
-    "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches 64 --device "$DEVICE" 2>&1 | sed 's/^/  /' ||
+    "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches $BENCH_BATCHES --device "$DEVICE" 2>&1 | sed 's/^/  /' ||
       FAILURES=$((FAILURES + 1))
   done
-  "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches 64 --device "$DEVICE" --eval 2>&1 | sed 's/^/  /' ||
+  "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches $BENCH_BATCHES --device "$DEVICE" --eval 2>&1 | sed 's/^/  /' ||
     FAILURES=$((FAILURES + 1))
   # The DeiT/ConvNeXt recipes' bicubic crops: Pillow's filter on the workers.
-  "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches 64 --device "$DEVICE" --interpolation bicubic 2>&1 |
+  "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches $BENCH_BATCHES --device "$DEVICE" --interpolation bicubic 2>&1 |
     sed 's/^/  /' || FAILURES=$((FAILURES + 1))
   if [ "$DEVICE" = cuda ]; then  # nvJPEG's batched decode, crop and flip rendered on the GPU; the goal: 2x 16 workers, < 4 cores busy
     for workers in 2 4; do
-      "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches 64 --device cuda --decoder nvjpeg 2>&1 |
+      "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches $BENCH_BATCHES --device cuda --decoder nvjpeg 2>&1 |
         sed 's/^/  /' || FAILURES=$((FAILURES + 1))
     done
-    "$CVTRAIN" data bench "$BUNDLE/images" --workers 4 --batch 24 --batches 64 --device cuda --decoder nvjpeg --interpolation bicubic 2>&1 |
+    "$CVTRAIN" data bench "$BUNDLE/images" --workers 4 --batch 24 --batches $BENCH_BATCHES --device cuda --decoder nvjpeg --interpolation bicubic 2>&1 |
       sed 's/^/  /' || FAILURES=$((FAILURES + 1))
   fi
   train_case bf16_resnet18_224_jpeg_folder data.format=imagefolder data.train="$BUNDLE/images" data.val= data.workers=14 \
@@ -259,13 +270,13 @@ section_pipeline() {
 section_decode() {
   echo "== data.decoder: ResNet-50 bf16 b128 from 6,144 JPEG files (about 500x375), RandomResizedCrop 224 + flip"
   local images="$RUNS/images_x16"
-  "$PYTHON" - "$BUNDLE/images" "$images" <<'PY'
+  "$PYTHON" - "$BUNDLE/images" "$images" "$COPIES" <<'PY'
 import os, shutil, sys
 source, target = sys.argv[1], sys.argv[2]
 for label in sorted(os.listdir(source)):
     os.makedirs(os.path.join(target, label), exist_ok=True)
     for name in os.listdir(os.path.join(source, label)):
-        for copy in range(16):
+        for copy in range(int(sys.argv[3])):
             shutil.copyfile(os.path.join(source, label, name), os.path.join(target, label, f"{copy}_{name}"))
 PY
   local decoders="cpu"
@@ -367,6 +378,7 @@ section_sharded() {
 
 section_micro_batch() {
   echo "== train.micro_batch: auto"
+  [ "$DEVICE" = cuda ] || { echo "  skipped: the search runs in GPU memory"; return 0; }
   # 1024 fits an H200 in one micro-batch; 8192 makes the search meet out-of-memory (4096) and back off.
   synthetic_case bf16_resnet50_micro_batch_auto model.arch=resnet50 precision=bf16 train.global_batch=8192 train.micro_batch=auto \
     optim.lr=0.1 train.max_steps=4 train.log_every=2
@@ -398,17 +410,23 @@ section_bf16_gap() {
 
 run() {
   DEVICE=${DEVICE:-cuda}
+  BENCH_BATCHES=64
+  COPIES=16
+  if [ "${DRY:-0}" = 1 ]; then
+    DEVICE=cpu BENCH_BATCHES=2 COPIES=1
+    EXTRA=${EXTRA:-"train.max_steps=2 train.log_every=1 data.max_val_samples=32 model.image_size=32 train.global_batch=8 data.workers=1"}
+  fi
   PYTHON=${PYTHON:-python3}
   local sections=("$@")
   [ ${#sections[@]} -gt 0 ] || read -r -a sections <<< "$SECTIONS"
   for section in "${sections[@]}"; do
     declare -F "section_$section" > /dev/null || { echo "no section '$section'; the sections: $SECTIONS compile"; exit 2; }
   done
-  [ -x "$BUNDLE/bin/cvtrain" ] || { echo "no $BUNDLE/bin/cvtrain: run 'scripts/gpu_check.sh bundle' first and carry $BUNDLE"; exit 1; }
+  CVTRAIN=${CVTRAIN:-$BUNDLE/bin/cvtrain}
+  [ -x "$CVTRAIN" ] || { echo "no $CVTRAIN: run 'scripts/gpu_check.sh bundle' first and carry $BUNDLE"; exit 1; }
   local torch_lib
   torch_lib=$("$PYTHON" -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))")
-  export LD_LIBRARY_PATH="$torch_lib:$PWD/$BUNDLE/lib:${LD_LIBRARY_PATH:-}"
-  CVTRAIN="$BUNDLE/bin/cvtrain"
+  export LD_LIBRARY_PATH="$torch_lib:$(realpath -m "$BUNDLE/lib"):${LD_LIBRARY_PATH:-}"
   DATA="$BUNDLE/data/t10k-images-idx3-ubyte.gz"
   RUNS=$(mktemp -d)
   FAILURES=0
@@ -426,6 +444,7 @@ run() {
 
 case "${1:-run}" in
   bundle) bundle ;;
+  data) bundle_data "${2:-384}" ;;
   run) shift $(( $# > 0 ? 1 : 0 )); run "$@" ;;
-  *) echo "usage: $0 bundle | run [SECTION...]   (sections: $SECTIONS compile)"; exit 2 ;;
+  *) echo "usage: $0 bundle | data [N] | run [SECTION...]   (sections: $SECTIONS compile)"; exit 2 ;;
 esac
