@@ -22,6 +22,7 @@ constexpr const char* kDescription =
     "  cvtrain models                                            list model architectures\n"
     "  cvtrain launch --nproc-per-node N -- PROGRAM [ARGS...]    run and supervise one process per rank\n"
     "  cvtrain data pack SRC DST | inspect PATH | bench PATH     dataset shards, contents and input-pipeline speed\n"
+    "  cvtrain data preview --recipe FILE [--out grid.png]       training samples as the step receives them, as a PNG\n"
     "  cvtrain eval --checkpoint DIR | --weights F [--recipe FILE] top-1, top-5 and loss on data.val\n"
     "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
     "  cvtrain predict --checkpoint DIR IMAGE|FOLDER ...         each image's top classes and probabilities\n"
@@ -80,7 +81,7 @@ void hint_dashed_overrides(int argc, char** argv) {
 int run_cli(int argc, char** argv) {
   CLI::App app{kDescription, "cvtrain"};
   app.set_version_flag("--version", std::string("cvtrain ") + cvtrain::kVersion);
-  app.footer("Recipe keys and their defaults are listed in README.md; `cvtrain check` prints every key of a recipe.");
+  app.footer("Recipe keys and their defaults: docs/recipes.md; `cvtrain check` prints every key of a recipe. The manual: docs/.");
   std::vector<cvtrain::cli::Command> commands = cvtrain::cli::add_training_commands(app, argc, argv);
   for (auto added :
        {cvtrain::cli::add_weights_commands(app, argc, argv), cvtrain::cli::add_data_commands(app), cvtrain::cli::add_results_commands(app)})

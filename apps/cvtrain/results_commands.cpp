@@ -120,7 +120,7 @@ Command add_sweep_command(CLI::App& app) {
       "section); the other KEY=VALUE overrides go to every trial.\n"
       "  cvtrain sweep --recipe recipes/quickstart.yaml 'sweep.space.optim.lr=[0.05,0.1,0.2]' sweep.sampler=grid sweep.trials=0");
   add_recipe_args(*cmd, args->recipe, true);
-  cmd->add_option("--space,-s", args->space, "The search space YAML file (see README, \"Sweeps\"); default: the recipe's sweep: section")
+  cmd->add_option("--space,-s", args->space, "The search space YAML file (see docs/sweeps.md); default: the recipe's sweep: section")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out,-o", args->out, "The sweep's folder (default: the recipe's output + _sweep)");
   cmd->add_option("--launcher", args->launcher, "How trials start: local (this machine's GPUs or cores), srun (one job step "

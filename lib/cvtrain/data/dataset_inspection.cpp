@@ -254,7 +254,7 @@ std::string census_lines(const DatasetInspection& in) {
   if (c.formats.count("pixels") == c.formats.size()) return out;  // stored as pixels: no decoder to choose
   if (const auto progressive = c.jpeg_kinds.find("progressive"); progressive != c.jpeg_kinds.end())
     out += fmt::format(
-        "  {} progressive JPEGs ({}): decoded whole, about 2.5x slower than baseline ones (README, \"Progressive JPEGs\"); "
+        "  {} progressive JPEGs ({}): decoded whole, about 2.5x slower than baseline ones (docs/benchmarks.md, \"Progressive JPEGs\"); "
         "`cvtrain data pack` (without --keep-progressive) stores them as baseline, with the same pixels\n",
         progressive->second, percent(progressive->second, c.looked_at));
   if (c.gpu_decodable == 0)

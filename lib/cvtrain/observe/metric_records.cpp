@@ -1,4 +1,4 @@
-// Field order and wording of metrics.jsonl and of the epoch log line (README: "metrics.jsonl").
+// Field order and wording of metrics.jsonl and of the epoch log line (docs/performance.md, "What a run writes").
 #include "cvtrain/observe/metric_records.h"
 
 #include <fmt/format.h>

@@ -38,7 +38,7 @@ std::string gpu_decode_advice(const PerfFacts& f, const Recipe& r) {
 }
 
 // Progressive JPEGs decode whole (no crop window, no cheap DCT scaling): about 2.5x the work of a
-// baseline one (README, "Progressive JPEGs"), which `data pack` removes without changing a pixel.
+// baseline one (docs/benchmarks.md, "Progressive JPEGs"), which `data pack` removes without changing a pixel.
 std::string progressive_advice(const PerfFacts& f) {
   if (!f.progressive_share || *f.progressive_share < kProgressiveShare) return "";
   return fmt::format(

@@ -1,7 +1,7 @@
 // Verdicts with advice: from a run's (or an epoch's) step breakdown, the rank comparison and the
 // memory figures, one sentence per bottleneck with its number and the recipe keys to change, and
 // perf_summary.json, the same verdicts for programs. Thresholds come from the recipe's observe
-// section (README: "Where the time goes"). Torch-free.
+// section (docs/performance.md, "Where the time goes"). Torch-free.
 #pragma once
 
 #include <cstdint>

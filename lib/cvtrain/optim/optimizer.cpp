@@ -291,7 +291,7 @@ std::unique_ptr<torch::optim::Optimizer> make_grouped(const std::vector<GroupPla
 }
 
 // optim.implementation: auto stays on the multi-tensor path, bit for bit torch.optim's default;
-// fused is faster (README, "Optimizer kernels") but equal only within float rounding.
+// fused is faster (docs/benchmarks.md, "Optimizer kernels") but equal only within float rounding.
 bool fused(const OptimSpec& spec) { return spec.implementation == OptimImplementation::kFused; }
 
 }  // namespace

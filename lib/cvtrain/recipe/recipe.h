@@ -248,7 +248,7 @@ struct OptimSpec {
   double layer_decay = 0;      // fine-tuning: layer i of n learns at lr x layer_decay^(n-1-i) (timm's --layer-decay); 0 = off
   // sgd, adamw: foreach (torch.optim's multi-tensor path, bit for bit) or fused (ATen's _fused_sgd_ /
   // _fused_adamw_: one kernel per group, equal within float rounding); auto: foreach, torch.optim's
-  // default, which the parity tests hold bit for bit (README, "Optimizer kernels")
+  // default, which the parity tests hold bit for bit (docs/benchmarks.md, "Optimizer kernels")
   OptimImplementation implementation = OptimImplementation::kAuto;
 };
 
@@ -300,7 +300,7 @@ struct CheckpointSpec {
 };
 
 // Profiling and bottleneck detection: the step breakdown, MFU, the rank comparison and the
-// verdicts' thresholds (README: "Where the time goes").
+// verdicts' thresholds (docs/performance.md, "Where the time goes").
 struct ObserveSpec {
   bool breakdown = true;           // per-phase step times (CUDA events read a few steps later; clocks on CPU)
   double peak_tflops = 0;          // the device's dense peak for the precision in use; 0: cvtrain's table of known GPUs
@@ -315,7 +315,7 @@ struct ObserveSpec {
 };
 
 // A deep trace on demand: LibTorch's Kineto profiler over steps [first, last] on the chosen ranks,
-// one gzipped Chrome trace per rank in OUTPUT/traces (README: "Where the time goes").
+// one gzipped Chrome trace per rank in OUTPUT/traces (docs/performance.md, "Where the time goes").
 struct ProfileSpec {
   static constexpr int64_t kMaxSteps = 20;  // a trace window never grows without bound
   std::vector<double> steps;                // [first, last], 1-based optimizer steps; empty: no trace

@@ -368,7 +368,7 @@ SweepSpace load_recipe_sweep_section(const std::string& recipe_path, const std::
   if (!overrides.empty())
     return space_from_node(YAML::Node(YAML::NodeType::Map), recipe_path, "its sweep.* overrides", known_keys, overrides);
   throw RecipeError(
-      {fmt::format("{}: the recipe has no sweep: section; add one (see README, \"Sweeps\"), give --space FILE, or give the space as "
+      {fmt::format("{}: the recipe has no sweep: section; add one (see docs/sweeps.md), give --space FILE, or give the space as "
                    "overrides: sweep.space.optim.lr=[0.05,0.1,0.2] sweep.trials=3",
                    recipe_path)});
 }

@@ -311,7 +311,7 @@ void build_model_on_device(TrainingRun& run, const Recipe& recipe, bool log) {
   torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
   configure_tf32(PrecisionPolicy{recipe.precision});
   // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
-  // ResNet-50 no faster than cuDNN's heuristics (README, GPU check). Unusual shapes may gain.
+  // ResNet-50 no faster than cuDNN's heuristics (docs/benchmarks.md, "On one H200"). Unusual shapes may gain.
   at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
   run.model = build_run_model(recipe.model, run.data.channels, run.device, log);
   run.feed.channels_last = recipe.train.channels_last && run.model->is_convolutional();

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The manual against the code: every relative link in README.md, docs/ and the other READMEs
+resolves (the file, and a heading for a #fragment), and the commands cvtrain registers are the ones
+its --help summary, README.md's command table and docs/commands.md's table name.
+
+Usage: check_docs.py SOURCE_DIR CVTRAIN_BINARY (exit 1 with every disagreement listed)."""
+import pathlib
+import re
+import subprocess
+import sys
+
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*$")
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    found, fenced = set(), False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (m := HEADING.match(line)):
+            found.add(slug(m.group(1)))
+    return found
+
+
+def link_failures(root):
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "lib/README.md", root / "datasets/README.md"]
+    failures = []
+    for page in (p for p in pages if p.exists()):
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # code blocks hold no links
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            file, _, fragment = target.partition("#")
+            resolved = (page.parent / file).resolve() if file else page
+            where = f"{page.relative_to(root)}: ({target})"
+            if not resolved.exists():
+                failures.append(f"{where}: no such file")
+            elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
+                failures.append(f"{where}: no heading #{fragment} in {resolved.relative_to(root)}")
+    return failures
+
+
+def subcommands(binary, *words):
+    """The subcommands CLI11 lists under SUBCOMMANDS in `cvtrain [WORDS] --help`."""
+    out = subprocess.run([binary, *words, "--help"], capture_output=True, text=True, check=True).stdout
+    listed = out.split("Subcommands:", 1)[1] if "Subcommands:" in out else ""
+    return out, [m.group(1) for m in re.finditer(r"^  ([a-z]+)\s", listed, flags=re.M)]
+
+
+def registered(binary):
+    help_text, top = subcommands(binary)
+    names = set()
+    for name in top:
+        nested = subcommands(binary, name)[1]
+        names.update(f"{name} {sub}" for sub in nested) if nested else names.add(name)
+    return help_text.split("Subcommands:", 1)[0], names
+
+
+def table_commands(path):
+    """The commands named in the first cell of a markdown table's rows: `cvtrain [train] --recipe ...`."""
+    names = set()
+    for line in path.read_text().splitlines():
+        m = re.match(r"\|\s*`cvtrain (\[train\]|[a-z]+)(?: ([a-z]+))?", line)
+        if m:
+            first = "train" if m.group(1) == "[train]" else m.group(1)
+            names.add(f"{first} {m.group(2)}" if first == "data" and m.group(2) else first)
+    return names
+
+
+def command_failures(root, binary):
+    summary, names = registered(binary)
+    failures = []
+    for name in sorted(names):
+        words = name.split()
+        said = f"cvtrain {name}" in summary or (words[0] == "data" and re.search(rf"cvtrain data .*\b{words[1]}\b", summary))
+        if not said:
+            failures.append(f"cvtrain --help: its summary does not name `cvtrain {name}`")
+    for page in (root / "README.md", root / "docs/commands.md"):
+        listed = table_commands(page)
+        failures += [f"{page.relative_to(root)}: the command table lacks `cvtrain {n}`" for n in sorted(names - listed)]
+        failures += [f"{page.relative_to(root)}: the command table names `cvtrain {n}`, which cvtrain does not have" for n in sorted(listed - names)]
+    return failures
+
+
+def main():
+    root, binary = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
+    failures = link_failures(root) + command_failures(root, binary)
+    for failure in failures:
+        print(failure)
+    print(f"{len(failures)} disagreement(s) between the manual and the code")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
