@@ -7,6 +7,7 @@
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/device_render.h"
 #include "cvtrain/data/gpu_jpeg_decoder.h"
+#include "cvtrain/recipe/augment_placement.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {

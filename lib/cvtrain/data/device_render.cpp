@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/recipe/augment_placement.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {

@@ -8,6 +8,7 @@
 
 #include "cvtrain/core/text.h"
 #include "cvtrain/observe/metrics_log.h"
+#include "cvtrain/recipe/augment_placement.h"
 #include "cvtrain/recipe/recipe_checks.h"
 
 namespace cvtrain {

@@ -196,14 +196,7 @@ inline bool holds_encoded_files(DataFormat format) {
   return format == DataFormat::kImageFolder || format == DataFormat::kShards || format == DataFormat::kList;
 }
 
-// The first augment key whose operation needs the CPU's decoded pixels (a GPU decoder renders only
-// crop and flip), or null when there is none.
-inline const char* augment_needing_cpu_pixels(const AugmentSpec& a) {
-  if (a.auto_augment.kind != AugmentPolicy::Kind::kNone) return "augment.auto_augment";
-  if (a.color_jitter > 0) return "augment.color_jitter";
-  if (a.random_crop_padding > 0) return "augment.random_crop_padding";
-  return nullptr;
-}
+// Where each augment key's operation runs (and which need the CPU's pixels): recipe/augment_placement.h.
 
 // train.ema: timm's ModelEmaV3 (train/weight_ema.h).
 struct EmaSpec {

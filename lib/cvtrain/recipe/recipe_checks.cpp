@@ -10,6 +10,7 @@
 
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/weights_format.h"
+#include "cvtrain/recipe/augment_placement.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/data_format.h"
 
