@@ -85,9 +85,17 @@ def run_reference(recipe, size, scratch):
         steps, epochs = [], []
         model = reference_train.train_reference(recipe, on_step=lambda *s: steps.append(s), on_epoch=epochs.append)
         return steps, epochs, model.state_dict()
-    port = free_port()
     result_path = os.path.join(scratch, "reference.pt")
-    torch.multiprocessing.spawn(reference_rank, args=(size, port, recipe, result_path), nprocs=size)
+    # The reference is the oracle, not what is tested: a rank of it that dies (once, in a fresh-machine
+    # run under load, Gloo's rendezvous aborted rank 1 before training) is started again on a new port.
+    for attempt in (1, 2):
+        try:
+            torch.multiprocessing.spawn(reference_rank, args=(size, free_port(), recipe, result_path), nprocs=size)
+            break
+        except torch.multiprocessing.ProcessExitedException as died:
+            if attempt == 2:
+                raise
+            print(f"the reference's ranks died ({died}); starting them again on another port", flush=True)
     result = torch.load(result_path)
     return result["steps"], result["epochs"], result["state"]
 
