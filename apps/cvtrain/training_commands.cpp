@@ -112,14 +112,23 @@ int run_check(RecipeArgs args) {
 
 Command add_check_command(CLI::App& app) {
   auto args = std::make_shared<RecipeArgs>();
+  auto keys = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
-  add_recipe_args(*cmd, *args, true);
+  add_recipe_args(*cmd, *args, false);
+  cmd->add_flag("--keys", *keys, "Print every recipe key, one a line, and nothing else (no recipe needed; docs/recipes.md documents each)");
   cmd->add_flag("--no-paths{false}", args->check_paths,
                 "Check keys and values only, for a job that runs on another machine (a login node, CI): do not open the\n"
                 "data (class folders, shard indexes, IDX files, as training opens them) nor look for the pretrained file,\n"
                 "and leave what needs that machine (its GPUs and their count, nvJPEG, NCCL, its cores) for the job's\n"
                 "start, listing each");
-  return {cmd, [args] { return run_check(*args); }};
+  return {cmd, [args, keys] {
+            if (*keys) {
+              for (const std::string& key : recipe_keys()) std::cout << key << "\n";
+              return 0;
+            }
+            if (args->recipe.empty()) throw RecipeError({"cvtrain check: --recipe FILE is required (or --keys)"});
+            return run_check(*args);
+          }};
 }
 
 Command add_models_command(CLI::App& app) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The manual against the code: every relative link in README.md, docs/ and the other READMEs
-resolves (the file, and a heading for a #fragment), and the commands cvtrain registers are the ones
-its --help summary, README.md's command table and docs/commands.md's table name.
+resolves (the file, and a heading for a #fragment); the commands cvtrain registers are the ones
+its --help summary, README.md's command table and docs/commands.md's table name; and
+docs/recipes.md's table documents exactly the recipe schema's keys.
 
 Usage: check_docs.py SOURCE_DIR CVTRAIN_BINARY (exit 1 with every disagreement listed)."""
 import pathlib
@@ -90,9 +91,31 @@ def command_failures(root, binary):
     return failures
 
 
+def documented_keys(path):
+    """The keys in the first cell of docs/recipes.md's table rows; `.max_area` after
+    `augment.random_erasing.min_area` in one cell is augment.random_erasing.max_area."""
+    keys = set()
+    for line in path.read_text().splitlines():
+        if not line.startswith("| `"):
+            continue
+        full = ""
+        for key in re.findall(r"`([a-z_.0-9]+)`", line.split("|")[1]):
+            full = full.rsplit(".", 1)[0] + key if key.startswith(".") and full else key
+            keys.add(full)
+    return keys
+
+
+def key_failures(root, binary):
+    """docs/recipes.md documents exactly the keys of the recipe schema (`cvtrain check --keys`)."""
+    schema = set(subprocess.run([binary, "check", "--keys"], capture_output=True, text=True, check=True).stdout.split())
+    documented = documented_keys(root / "docs/recipes.md")
+    return ([f"docs/recipes.md: no row for the recipe key {k}" for k in sorted(schema - documented)] +
+            [f"docs/recipes.md: a row for {k}, which is no recipe key" for k in sorted(documented - schema)])
+
+
 def main():
     root, binary = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
-    failures = link_failures(root) + command_failures(root, binary)
+    failures = link_failures(root) + command_failures(root, binary) + key_failures(root, binary)
     for failure in failures:
         print(failure)
     print(f"{len(failures)} disagreement(s) between the manual and the code")
