@@ -53,6 +53,18 @@ TEST_CASE("RandAugment and random erasing train, and a bad policy is a recipe er
   REQUIRE(loss.size() == 2);
   CHECK(std::isfinite(loss.back()));
   CHECK_THAT(read_text(dir.file("run/recipe.yaml")), Catch::Contains("auto_augment: rand-m9-mstd0.5-inc1"));
+  // Both reach the step: the same initial weights (seed) see other pixels in the first batch, so
+  // its loss moves when either one is turned off (and is the same again when nothing changes).
+  const auto first_loss = [&](const std::string& name, const std::string& overrides) {
+    const auto other = run_shell("$CVTRAIN --recipe " + recipe + " train.max_steps=1 train.log_every=1 " + overrides + " output=" + dir.file(name), dir);
+    INFO(other.output);
+    REQUIRE(other.exit_code == 0);
+    return numbers_after(read_text(dir.file(name + "/metrics.jsonl")), "loss").at(0);
+  };
+  const double both = first_loss("both", ""), again = first_loss("again", "");
+  CHECK(both == again);
+  CHECK(first_loss("no_policy", "augment.auto_augment=") != both);
+  CHECK(first_loss("no_erasing", "augment.random_erasing.prob=0") != both);
   const auto bad = run_shell("$CVTRAIN --recipe " + recipe + " augment.auto_augment=rand-m9-x2 output=" + dir.file("bad"), dir);
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.output, Catch::Contains("augment.auto_augment") && Catch::Contains("unknown section 'x2'"));

@@ -519,17 +519,24 @@ TEST_CASE("data inspect summarises an IDX file (classes, one pixel size, no deco
                               Catch::Contains("t10k-images-idx3-ubyte.gz #2023 looks like " + train + " #33019"));
 }
 
+// Red against blue is learnt at once: with hard targets the training loss falls to 0. A mixed
+// sample's target is a mixture of two classes (every batch is mixed: mix_prob 1), whose
+// cross-entropy cannot fall below the mixture's entropy, so with soft targets the loss stays well
+// above 0 every epoch however well the model fits (measured: 0.11 to 1.07, the hard run 0 by epoch 4).
 TEST_CASE("Mixup and CutMix train with soft targets", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "images", 16);
-  const RunResult run = run_cvtrain("--recipe " + folder_recipe(dir, "images") +
-                                        " augment.mixup=0.8 augment.cutmix=1.0 augment.label_smoothing=0.1 train.epochs=2 output=" +
-                                        dir.file("run"), dir);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  const std::vector<double> loss = numbers_after(read_text(dir.file("run/metrics.jsonl")), "train_loss");
-  REQUIRE(loss.size() == 2);
-  CHECK(std::isfinite(loss.back()));
+  const auto losses = [&](const std::string& name, const std::string& mixing) {
+    const RunResult run = run_cvtrain("--recipe " + folder_recipe(dir, "images") + " train.epochs=6 " + mixing + " output=" + dir.file(name), dir);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    return numbers_after(read_text(dir.file(name + "/metrics.jsonl")), "train_loss");
+  };
+  const std::vector<double> hard = losses("hard", ""), soft = losses("soft", "augment.mixup=0.8 augment.cutmix=1.0");
+  REQUIRE(hard.size() == 6);
+  REQUIRE(soft.size() == 6);
+  CHECK(hard.back() < 1e-3);  // the control: the model does fit the task
+  for (double loss : soft) CHECK(loss > 0.01);
 }
 
 TEST_CASE("an input-bound run is reported with the fraction of time spent waiting for data", "[e2e]") {
