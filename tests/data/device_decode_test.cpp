@@ -20,7 +20,7 @@
 #include "cvtrain/data/jpeg_batch_decoder.h"
 #include "cvtrain/data/jpeg_coding.h"
 #include "cvtrain/data/sampler.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/evaluator.h"

@@ -1,5 +1,5 @@
 // The phases of a training step and the collectives a rank can wait in: the vocabulary shared by
-// the step's timer, the profiler (observe/step_phases.h), the communicator (dist/) and the
+// the step's timer, the profiler (observe/step_phases.h), the communicator (comm/) and the
 // progress reports to the launcher's hang watch (launch/heartbeat.h).
 #pragma once
 

@@ -8,7 +8,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/timer.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 
 namespace cvtrain {
 

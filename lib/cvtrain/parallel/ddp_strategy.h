@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/parallel/replicated.h"
 
 namespace cvtrain {

@@ -9,7 +9,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "cvtrain/core/error.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/optim/optimizer.h"
 
 namespace cvtrain {

@@ -13,7 +13,7 @@
 #include <torch/nn/module.h>
 
 #include "cvtrain/core/timer.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/parallel/sharded.h"
 

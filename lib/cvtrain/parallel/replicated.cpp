@@ -5,7 +5,7 @@
 #include <torch/nn/module.h>
 #include <torch/utils.h>
 
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/parallel/flat_shard.h"
 
 namespace cvtrain {

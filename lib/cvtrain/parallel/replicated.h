@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/parallel/strategy.h"
 
 namespace cvtrain {

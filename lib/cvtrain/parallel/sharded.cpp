@@ -11,7 +11,7 @@
 #include <set>
 
 #include "cvtrain/core/timer.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/parallel/replicated.h"
 

@@ -11,7 +11,7 @@ namespace torch::autograd {
 struct Node;
 }
 
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/parallel/flat_shard.h"
 #include "cvtrain/parallel/strategy.h"
 

@@ -4,7 +4,7 @@
 #include <torch/nn/module.h>
 
 #include "cvtrain/core/error.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/batch_norm.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/parallel/ddp_strategy.h"

@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/parallel/ddp_strategy.h"
 #include "cvtrain/parallel/sharded.h"

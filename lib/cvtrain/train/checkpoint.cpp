@@ -22,7 +22,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/version.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/recipe/recipe.h"

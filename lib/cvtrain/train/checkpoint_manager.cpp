@@ -13,7 +13,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/core/this_machine.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/metric_records.h"
 #include "cvtrain/optim/lr_schedule.h"

@@ -9,7 +9,7 @@
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/sampler.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/train/precision.h"
 

@@ -5,7 +5,7 @@
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/observe/class_accuracy.h"
 #include "cvtrain/recipe/recipe.h"

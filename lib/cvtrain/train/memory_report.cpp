@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/parallel/strategy.h"

@@ -11,7 +11,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/pipeline_bench.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/recipe/recipe.h"

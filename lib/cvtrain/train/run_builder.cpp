@@ -25,7 +25,7 @@
 #include "cvtrain/data/decoder_choice.h"
 #include "cvtrain/data/jpeg_batch_decoder.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/stop_request.h"

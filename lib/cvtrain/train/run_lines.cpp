@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "cvtrain/data/dataset.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/checkpoint.h"

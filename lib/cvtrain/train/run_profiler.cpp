@@ -8,7 +8,7 @@
 
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/run_directory.h"

@@ -16,7 +16,7 @@
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"

@@ -13,7 +13,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"

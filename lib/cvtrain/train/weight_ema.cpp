@@ -13,7 +13,7 @@
 #include <cmath>
 
 #include "cvtrain/core/error.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 

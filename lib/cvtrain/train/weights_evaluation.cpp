@@ -11,7 +11,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/pretrained.h"

@@ -1,6 +1,6 @@
 // c10d communicators. The rendezvous is cvtrain's own on top of TCPStore: every rank announces
 // itself under a key and rank 0 waits for all, so a timeout can say which ranks never came.
-#include "cvtrain/dist/communicator.h"
+#include "cvtrain/comm/communicator.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
