@@ -86,8 +86,10 @@ std::string auto_workers_line(const Recipe& recipe) {
 
 // `# left for the job's start:` and one commented line for each check only its machine can make.
 std::string left_for_the_job_lines(const Recipe& recipe) {
+  const std::vector<std::string> left = checks_left_for_the_job(recipe);
+  if (left.empty()) return "";  // device: cpu with a fixed rank count and workers: nothing the machine decides
   std::string lines = "# left for the job's start (facts of the machine that runs it):\n";
-  for (const std::string& check : checks_left_for_the_job(recipe)) lines += "#   " + check + "\n";
+  for (const std::string& check : left) lines += "#   " + check + "\n";
   return lines;
 }
 
