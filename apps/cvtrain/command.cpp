@@ -9,9 +9,9 @@
 
 #include "cvtrain/launch/job.h"
 #include "cvtrain/models/arch_traits.h"
+#include "cvtrain/observe/device_info.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_loader.h"
-#include "cvtrain/train/trainer.h"
 
 namespace cvtrain::cli {
 

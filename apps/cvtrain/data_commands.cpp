@@ -16,9 +16,9 @@
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/shard_dataset.h"
+#include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/progress.h"
 #include "cvtrain/train/sample_preview.h"
-#include "cvtrain/train/trainer.h"
 
 namespace cvtrain::cli {
 namespace {

@@ -11,6 +11,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/slurm_steps.h"
+#include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/provenance.h"
 #include "cvtrain/observe/run_history.h"
 #include "cvtrain/observe/run_report.h"
@@ -18,7 +19,6 @@
 #include "cvtrain/sweep/sweep_report.h"
 #include "cvtrain/sweep/sweep_runner.h"
 #include "cvtrain/train/run_directory.h"
-#include "cvtrain/train/trainer.h"
 
 namespace cvtrain::cli {
 namespace {

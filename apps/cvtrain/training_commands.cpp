@@ -14,10 +14,12 @@
 #include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/arch_traits.h"
+#include "cvtrain/observe/device_info.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_schema.h"
+#include "cvtrain/recipe/run_plan.h"
 #include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_builder.h"
@@ -75,13 +77,19 @@ std::string data_check_lines(const Recipe& recipe) {
   return lines;
 }
 
-// data.workers: auto as training would resolve it on this machine, for the recipe's ranks here.
-std::string auto_workers_line(const Recipe& recipe) {
-  if (!recipe.data.workers.automatic) return "";
-  const int local_ranks = std::max<int>(1, world_size(recipe) / static_cast<int>(std::max<int64_t>(1, recipe.distributed.nnodes)));
-  const bool on_gpu = recipe.device != DeviceKind::kCpu && visible_cuda_devices() > 0;
-  return fmt::format("# data.workers: auto is {} decode thread(s) per rank on this machine ({} rank(s) here, {})\n",
-                     worker_threads(recipe.data.workers, local_ranks, on_gpu), local_ranks, on_gpu ? "GPU" : "CPU");
+// The run plan: what the recipe alone decides, and on the machine that runs the job (not a login
+// node's --no-paths check) the device and decode threads its ranks would get here.
+std::string plan_lines(const Recipe& recipe, bool on_this_machine) {
+  RunPlan plan = RunPlan::of(recipe, world_size(recipe));
+  if (on_this_machine) {
+    const int local_ranks = std::max<int>(1, plan.batch.world / static_cast<int>(std::max<int64_t>(1, recipe.distributed.nnodes)));
+    const bool on_gpu = recipe.device != DeviceKind::kCpu && visible_cuda_devices() > 0;
+    plan.device = on_gpu ? "cuda" : "cpu";
+    plan.workers = worker_threads(recipe.data.workers, local_ranks, on_gpu);
+  }
+  std::string lines = "# plan (what the recipe resolves to; provenance.json keeps a run's):\n";
+  for (const auto& [name, value] : plan.rows()) lines += "#   " + name + ": " + value + "\n";
+  return lines;
 }
 
 // `# left for the job's start:` and one commented line for each check only its machine can make.
@@ -100,11 +108,9 @@ int run_check(RecipeArgs args) {
   const auto space = recipe_sweep_section(args.recipe, recipe_keys());
   const bool open_data = args.check_paths && recipe.data.format != DataFormat::kSynthetic;
   const std::string data_lines = open_data ? data_check_lines(recipe) : "";  // before any output: a refusal prints nothing else
-  std::cout << "# resolved recipe: " << args.recipe << "\n"
-            << "# batch: global " << recipe.train.global_batch << " = micro " << recipe.train.micro_batch << " x accumulation "
-            << recipe.train.accumulation << " x world size " << world_size(recipe) << "\n"
-            << (args.check_paths ? auto_workers_line(recipe)
-                                 : "# data and pretrained paths not checked (--no-paths)\n" + left_for_the_job_lines(recipe));
+  std::cout << "# recipe: " << args.recipe << " (as written: inheritance and overrides applied, the batch triple completed)\n"
+            << plan_lines(recipe, args.check_paths)
+            << (args.check_paths ? "" : "# data and pretrained paths not checked (--no-paths)\n" + left_for_the_job_lines(recipe));
   if (space) std::cout << "# sweep: " << describe_space(*space) << "; run it with cvtrain sweep --recipe " << args.recipe << "\n";
   for (const std::string& warning : recipe_warnings(recipe)) std::cout << "# warning: " << warning << "\n";
   std::cout << data_lines;
@@ -115,7 +121,7 @@ int run_check(RecipeArgs args) {
 Command add_check_command(CLI::App& app) {
   auto args = std::make_shared<RecipeArgs>();
   auto keys = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("check", "Validate a recipe and print it resolved (inheritance, overrides, derived batch)");
+  auto* cmd = app.add_subcommand("check", "Validate a recipe; print the plan it resolves to and the recipe (inheritance, overrides, derived batch)");
   add_recipe_args(*cmd, *args, false);
   cmd->add_flag("--keys", *keys, "Print every recipe key, one a line, and nothing else (no recipe needed; docs/recipes.md documents each)");
   cmd->add_flag("--no-paths{false}", args->check_paths,
@@ -178,9 +184,8 @@ Command add_launch_command(CLI::App& app) {
 // The job's ranks, launched as training would launch them, measure and stop.
 int run_preflight_only(const RecipeArgs& args, int argc, char** argv) {
   return as_rank_or_launcher(args, argc, argv, [](const Recipe& loaded, const std::optional<RankInfo>& rank) {
-    Recipe recipe = loaded;  // train.micro_batch: auto is resolved into it
-    TrainingRun run = build_preflight_run(recipe, rank_of_process(rank, recipe.distributed));
-    run_preflight(run, recipe);
+    TrainingRun run = build_preflight_run(loaded, rank_of_process(rank, loaded.distributed));
+    run_preflight(run, loaded);
     return 0;
   });
 }

@@ -289,14 +289,20 @@ TEST_CASE("data.workers auto takes the rank's share of the job's cores, says so,
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.output, Catch::Contains("data.workers: auto, 1 decode thread(s) per rank (") &&
                              Catch::Contains("core(s) for 1 rank(s) on this node, half left to training"));
-  CHECK_THAT(read_text(dir.file("run/provenance.json")), Catch::Contains("\"data_workers\": 1\n"));
-  CHECK_THAT(read_text(dir.file("run/recipe.yaml")), Catch::Contains("  workers: auto\n"));
-  // cvtrain check tells the same number before anything runs; a number given is not remarked on.
+  // The plan holds what auto became; the saved recipe stays as written (workers and strategy auto).
+  const std::string provenance = read_text(dir.file("run/provenance.json"));
+  CHECK_THAT(provenance, Catch::Contains("\"data_workers\": 1,\n") &&
+                             Catch::Contains("\"workers\": \"1 decode thread(s) per rank (data.workers: auto") &&
+                             Catch::Contains("\"strategy\": \"single\"") && Catch::Contains("\"device\": \"cpu\""));
+  const std::string saved = read_text(dir.file("run/recipe.yaml"));
+  CHECK_THAT(saved, Catch::Contains("  workers: auto\n") && Catch::Contains("\nstrategy: auto\n"));
+  // cvtrain check tells the same plan before anything runs; a number given is quoted as given.
   const RunResult checked = cvtrain::testing::run_shell(
       "CVTRAIN_JOB_CORES=2 $CVTRAIN check --recipe " + folder_recipe(dir, "images") + " data.workers=auto", dir);
-  CHECK_THAT(checked.output,
-             Catch::Contains("# data.workers: auto is 1 decode thread(s) per rank on this machine (1 rank(s) here, CPU)\n"));
-  CHECK_THAT(run_cvtrain("check --recipe " + folder_recipe(dir, "images"), dir).output, !Catch::Contains("# data.workers"));
+  CHECK_THAT(checked.output, Catch::Contains("#   workers: 1 decode thread(s) per rank (data.workers: auto") &&
+                                 Catch::Contains("#   strategy: single\n") && Catch::Contains("\nstrategy: auto\n"));
+  CHECK_THAT(run_cvtrain("check --recipe " + folder_recipe(dir, "images") + " data.workers=3", dir).output,
+             Catch::Contains("#   workers: 3 decode thread(s) per rank\n"));
 }
 
 // `check --no-paths` is for a login node or CI that checks a GPU job: facts of the machine that runs

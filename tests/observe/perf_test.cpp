@@ -7,10 +7,16 @@
 #include "cvtrain/observe/perf_verdicts.h"
 #include "cvtrain/observe/rank_comparison.h"
 #include "cvtrain/observe/step_phases.h"
+#include "cvtrain/recipe/run_plan.h"
 
 using namespace cvtrain;
 
 namespace {
+
+// The verdicts for a run of `recipe` as its plan resolves it on the facts' ranks.
+std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe) {
+  return cvtrain::perf_verdicts(facts, recipe, RunPlan::of(recipe, facts.world_size));
+}
 
 PhaseSeconds step_of(double data, double forward, double backward, double comm, double other = 0) {
   PhaseSeconds s;
@@ -231,7 +237,8 @@ TEST_CASE("an input-bound run on progressive JPEGs is told that a pack stores th
   recipe.data.workers = WorkerCount::exactly(2);
   PerfContext context;
   context.cores = 16;
-  PerfMonitor monitor(recipe, context);
+  const RunPlan plan = RunPlan::of(recipe, context.world_size);
+  PerfMonitor monitor(recipe, plan, context);
   for (int i = 0; i < 10; ++i) monitor.add_steps({step_of(0.5, 0.2, 0.3, 0.0)});
   SourceTimes few;  // under a hundred samples the share is not told
   few.read_s = 0.1;
@@ -344,7 +351,8 @@ TEST_CASE("the monitor says an input-bound interval once per epoch and compares 
   context.world_size = 2;
   context.cores = 8;
   context.rank_labels = {rank_label(0, "h", -1), rank_label(1, "h", -1)};
-  PerfMonitor monitor(recipe, context);
+  const RunPlan plan = RunPlan::of(recipe, context.world_size);
+  PerfMonitor monitor(recipe, plan, context);
   monitor.add_steps({step_of(0.4, 0.1, 0.2, 0.5), step_of(0.4, 0.1, 0.2, 0.5), step_of(0.4, 0.1, 0.2, 0.5)});
   CHECK(monitor.interval().steps() == 3);  // the fewest a window needs to count for the straggler watch
   CHECK(monitor.interval_window()[Phase::kData] == Approx(0.4));
@@ -375,7 +383,8 @@ TEST_CASE("the communication verdict quotes the breakdown's share of the same st
   PerfContext context;
   context.world_size = 2;
   context.cores = 8;
-  PerfMonitor monitor(recipe, context);
+  const RunPlan plan = RunPlan::of(recipe, context.world_size);
+  PerfMonitor monitor(recipe, plan, context);
   for (int i = 0; i < 32; ++i) monitor.add_steps({step_of(0.0, 0.3, 0.4, 0.3)});
   monitor.restart_epoch();  // epoch 2: 8 steps, then the window's line at the run's last step
   for (int i = 0; i < 8; ++i) monitor.add_steps({step_of(0.0, 0.3, 0.4, 0.3)});
@@ -389,7 +398,8 @@ TEST_CASE("the communication verdict quotes the breakdown's share of the same st
     CHECK_THAT(comm.message, Catch::StartsWith("communication-bound: 30% of the step waits"));
   }
   // Where the rank that waited least is under the threshold, rank 0 waited for it: no verdict.
-  PerfMonitor straggling(recipe, context);
+  const RunPlan straggling_plan = RunPlan::of(recipe, context.world_size);
+  PerfMonitor straggling(recipe, straggling_plan, context);
   for (int i = 0; i < 8; ++i) straggling.add_steps({step_of(0.0, 0.3, 0.4, 0.3)});
   straggling.compare({step_of(0.0, 0.3, 0.4, 0.3), step_of(0.0, 0.6, 0.4, 0.05)}, warning);
   CHECK_FALSE(has_verdict(straggling.epoch_verdicts(100, 0, std::nullopt), "comm_bound"));

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "cvtrain/observe/preflight_findings.h"
+#include "cvtrain/recipe/run_plan.h"
 
 using namespace cvtrain;
 
@@ -33,7 +34,7 @@ TEST_CASE("a balanced job with a fast enough pipeline and network has no finding
   r.ranks = {probe("rank 0 (host a, GPU 0)", 600, 3000, 2500, 50), probe("rank 1 (host a, GPU 1)", 590, 3100, 2450, 48)};
   r.bus_gbps = 100;
   r.gradient_mb = 100;
-  CHECK(preflight_findings(r, recipe).empty());
+  CHECK(preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size()))).empty());
   const std::string table = preflight_table(r);
   CHECK_THAT(table, Catch::Contains("preflight on 2 rank(s)") && Catch::Contains("rank 1 (host a, GPU 1)") &&
                         Catch::Contains("all-reduce bus bandwidth 100.00 GB/s"));
@@ -49,7 +50,7 @@ TEST_CASE("preflight names the slow rank, the narrow link, the short pipeline an
              probe("rank 2 (host b, GPU 0)", 300, 3000, 2400, 49)};
   r.bus_gbps = 1;  // 2 x 2/3 x 100 MB / 1 GB/s = 133 ms against 26 ms of compute
   r.gradient_mb = 100;
-  const std::vector<Verdict> findings = preflight_findings(r, recipe);
+  const std::vector<Verdict> findings = preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size())));
   REQUIRE(kinds(findings) == std::vector<std::string>{"slow_rank", "slow_copy", "input_short", "network_short"});
   CHECK(findings[0].value == Approx(0.5));
   CHECK_THAT(findings[0].message, Catch::StartsWith("slow rank: rank 2 (host b, GPU 0) multiplies matrices at 300 TFLOP/s against the "
@@ -64,7 +65,7 @@ TEST_CASE("preflight names the slow rank, the narrow link, the short pipeline an
                        Catch::Contains("\"h2d_gbps\": 12"));
   SECTION("the network threshold is observe.comm_bound") {
     recipe.observe.comm_bound = 0.9;
-    CHECK(kinds(preflight_findings(r, recipe)) == std::vector<std::string>{"slow_rank", "slow_copy", "input_short"});
+    CHECK(kinds(preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size())))) == std::vector<std::string>{"slow_rank", "slow_copy", "input_short"});
   }
 }
 
@@ -73,10 +74,10 @@ TEST_CASE("one rank is never a slow rank, and a CPU has no link to name", "[obse
   recipe.train.micro_batch = 8;
   PreflightResults r;
   r.ranks = {probe("rank 0 (host a)", 0.05, 50000, 600)};
-  CHECK(preflight_findings(r, recipe).empty());
+  CHECK(preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size()))).empty());
   CHECK_THAT(preflight_table(r), Catch::Contains("—"));  // to-device not measured
   r.ranks[0].pipeline_images_per_s.reset();  // synthetic data: no pipeline, so nothing to find there
   r.ranks[0].model_images_per_s = 1e9;
-  CHECK(preflight_findings(r, recipe).empty());
+  CHECK(preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size()))).empty());
   CHECK_THAT(preflight_json(r, {}), !Catch::Contains("pipeline_images_per_s"));
 }

@@ -10,6 +10,7 @@
 #include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/recipe/recipe_loader.h"
 #include "cvtrain/recipe/recipe_schema.h"
+#include "cvtrain/recipe/run_plan.h"
 #include "temp_dir.h"
 
 using namespace cvtrain;
@@ -629,16 +630,25 @@ TEST_CASE("an empty recipe file is reported as empty, not as missing keys", "[re
   CHECK_THAT(problems_of(child, no_path_checks())[0], Catch::Contains("empty_base.yaml: the recipe file is empty"));
 }
 
-TEST_CASE("strategy auto is single for one rank and ddp for more, and an explicit single needs one rank", "[recipe]") {
+// The recipe keeps `auto` as written; the run plan resolves it for the world its batch was completed for.
+namespace {
+RunPlan planned(const Recipe& r) { return RunPlan::of(r, BatchPlan::of(r.train).world); }
+}  // namespace
+
+TEST_CASE("strategy auto stays in the recipe, its plan single for one rank and ddp for more, and an explicit single needs one rank", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);
-  CHECK(load_recipe(path, no_path_checks()).strategy == StrategyKind::kSingle);
+  const Recipe one = load_recipe(path, no_path_checks());
+  CHECK(one.strategy == StrategyKind::kAuto);
+  CHECK(planned(one).strategy == StrategyKind::kSingle);
   LoadOptions two = no_path_checks();
   two.world_size = 2;
-  CHECK(load_recipe(path, two).strategy == StrategyKind::kDdp);
+  CHECK(planned(load_recipe(path, two)).strategy == StrategyKind::kDdp);
   two.overrides = {"strategy=zero2"};
-  CHECK(load_recipe(path, two).strategy == StrategyKind::kZero2);
-  CHECK(load_recipe(path, no_path_checks({"distributed.nproc_per_node=4"})).strategy == StrategyKind::kDdp);
+  CHECK(planned(load_recipe(path, two)).strategy == StrategyKind::kZero2);
+  const Recipe four = load_recipe(path, no_path_checks({"distributed.nproc_per_node=4"}));
+  CHECK(planned(four).batch.world == 4);
+  CHECK(planned(four).strategy == StrategyKind::kDdp);
   two.overrides = {"strategy=single"};
   CHECK_THAT(problems_of(path, two)[0], Catch::Contains("'single' runs one process but the job has 2 ranks"));
 }
@@ -748,11 +758,13 @@ TEST_CASE("schedule.cooldown_epochs: part of train.epochs, cosine only, warned w
   CHECK_THAT(problems_of(path, no_path_checks({"schedule.cooldown_epochs=-1"})).at(0), Catch::Contains("schedule.cooldown_epochs"));
 }
 
-TEST_CASE("train.cuda_graphs picks the fused optimizer and refuses one that decides on the host", "[recipe]") {
+TEST_CASE("train.cuda_graphs plans the fused optimizer and refuses one that decides on the host", "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);
-  CHECK(load_recipe(path, no_path_checks({"train.cuda_graphs=true"})).optim.implementation == OptimImplementation::kFused);
-  CHECK(load_recipe(path, no_path_checks()).optim.implementation == OptimImplementation::kAuto);
+  const Recipe graphed = load_recipe(path, no_path_checks({"train.cuda_graphs=true"}));
+  CHECK(graphed.optim.implementation == OptimImplementation::kAuto);  // as written
+  CHECK(planned(graphed).optimizer_path == OptimImplementation::kFused);
+  CHECK(planned(load_recipe(path, no_path_checks())).optimizer_path == OptimImplementation::kAuto);
   const std::vector<std::string> foreach = problems_of(path, no_path_checks({"train.cuda_graphs=true", "optim.implementation=foreach"}));
   REQUIRE(foreach.size() == 1);
   CHECK_THAT(foreach[0], Catch::Contains("optim.implementation") && Catch::Contains("use fused"));

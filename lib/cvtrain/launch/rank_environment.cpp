@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "cvtrain/core/cpu_budget.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/launch/nodelist.h"
+#include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
 namespace {
@@ -102,6 +104,13 @@ unsigned cores_for_local_ranks(const EnvLookup& env, int local_ranks, unsigned u
     if (cpus > 0) return static_cast<unsigned>(cpus * std::max(1, local_ranks));
   }
   return std::max(1u, usable);
+}
+
+int64_t worker_threads(const WorkerCount& workers, int local_ranks, bool on_gpu) {
+  if (!workers.automatic) return workers.count;
+  const unsigned ranks = static_cast<unsigned>(std::max(1, local_ranks));
+  const unsigned cores = cores_for_local_ranks(process_environment(), static_cast<int>(ranks), usable_cpus());
+  return automatic_workers(std::max(1u, cores / ranks), on_gpu, WorkerCount::kMaxAutoWorkers);
 }
 
 }  // namespace cvtrain

@@ -2,11 +2,14 @@
 // (then cvtrain is the launcher itself).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 namespace cvtrain {
+
+struct WorkerCount;
 
 struct RankInfo {
   int rank = 0;
@@ -39,5 +42,9 @@ constexpr const char* kJobCoresVariable = "CVTRAIN_JOB_CORES";
 // mask); else `usable` (core/cpu_budget.h's usable_cpus() of this process, which every local rank
 // shares).
 unsigned cores_for_local_ranks(const EnvLookup& env, int local_ranks, unsigned usable);
+
+// data.workers as decode threads per rank: a number as given; auto, each rank's share of the cores
+// this node gives the job's `local_ranks` ranks (core/cpu_budget.h's automatic_workers).
+int64_t worker_threads(const WorkerCount& workers, int local_ranks, bool on_gpu);
 
 }  // namespace cvtrain

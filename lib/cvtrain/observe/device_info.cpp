@@ -1,8 +1,9 @@
-// CUDA device properties for the profiler (see device_info.h).
+// The CUDA devices this process sees and their properties (see device_info.h).
 #include "cvtrain/observe/device_info.h"
 
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/cuda.h>
 
 #include "cvtrain/build_config.h"
 
@@ -11,6 +12,8 @@
 #endif
 
 namespace cvtrain {
+
+int visible_cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 std::string device_name(const c10::Device& device) {
 #if CVTRAIN_WITH_CUDA

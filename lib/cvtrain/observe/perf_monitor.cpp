@@ -12,8 +12,9 @@ constexpr int64_t kFewestSamplesForShare = 100;  // below, a share of progressiv
 
 }  // namespace
 
-PerfMonitor::PerfMonitor(const Recipe& recipe, PerfContext context)
-    : recipe_(recipe), context_(std::move(context)), stragglers_(recipe.observe.straggler_score, recipe.observe.chronic_windows) {}
+PerfMonitor::PerfMonitor(const Recipe& recipe, const RunPlan& plan, PerfContext context)
+    : recipe_(recipe),
+      plan_(plan), context_(std::move(context)), stragglers_(recipe.observe.straggler_score, recipe.observe.chronic_windows) {}
 
 void PerfMonitor::add_steps(const std::vector<PhaseSeconds>& steps) {
   for (const PhaseSeconds& s : steps) {
@@ -78,7 +79,7 @@ std::optional<double> PerfMonitor::RankSums::least_comm_fraction() const {
 
 std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double images_per_s, double tflops) {
   if (warned_epoch_ == epoch || interval_.fraction(Phase::kData) < recipe_.observe.input_bound) return std::nullopt;
-  for (const Verdict& v : perf_verdicts(facts(interval_, epoch_sources_, RankSums{}, images_per_s, tflops, std::nullopt, false), recipe_))
+  for (const Verdict& v : perf_verdicts(facts(interval_, epoch_sources_, RankSums{}, images_per_s, tflops, std::nullopt, false), recipe_, plan_))
     if (v.kind == "input_bound") {
       warned_epoch_ = epoch;
       return v.message;
@@ -87,16 +88,16 @@ std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double i
 }
 
 std::vector<Verdict> PerfMonitor::epoch_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  return perf_verdicts(facts(epoch_, epoch_sources_, epoch_ranks_, images_per_s, tflops, memory_fraction, false), recipe_);
+  return perf_verdicts(facts(epoch_, epoch_sources_, epoch_ranks_, images_per_s, tflops, memory_fraction, false), recipe_, plan_);
 }
 
 std::vector<Verdict> PerfMonitor::run_verdicts(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
-  return perf_verdicts(facts(run_, run_sources_, run_ranks_, images_per_s, tflops, memory_fraction, true), recipe_);
+  return perf_verdicts(facts(run_, run_sources_, run_ranks_, images_per_s, tflops, memory_fraction, true), recipe_, plan_);
 }
 
 std::string PerfMonitor::summary_json(double images_per_s, double tflops, std::optional<double> memory_fraction) const {
   const PerfFacts f = facts(run_, run_sources_, run_ranks_, images_per_s, tflops, memory_fraction, true);
-  return perf_summary_json(f, perf_verdicts(f, recipe_));
+  return perf_summary_json(f, perf_verdicts(f, recipe_, plan_));
 }
 
 std::optional<double> PerfMonitor::mfu(double tflops) const {

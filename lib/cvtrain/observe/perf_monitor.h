@@ -49,7 +49,7 @@ struct SourceTimes {
 
 class PerfMonitor {
  public:
-  PerfMonitor(const Recipe& recipe, PerfContext context);
+  PerfMonitor(const Recipe& recipe, const RunPlan& plan, PerfContext context);
 
   void add_steps(const std::vector<PhaseSeconds>& steps);
   void add_sources(const SourceTimes& times);
@@ -100,6 +100,7 @@ class PerfMonitor {
                   std::optional<double> memory_fraction, bool whole_run) const;
 
   const Recipe& recipe_;
+  const RunPlan& plan_;
   PerfContext context_;
   PhaseTotals interval_, epoch_, run_;
   SourceTimes epoch_sources_, run_sources_;

@@ -10,6 +10,7 @@
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/recipe/augment_placement.h"
 #include "cvtrain/recipe/recipe_checks.h"
+#include "cvtrain/recipe/run_plan.h"
 
 namespace cvtrain {
 namespace {
@@ -21,7 +22,7 @@ constexpr double kProgressiveShare = 0.05;  // progressive JPEGs worth a pack: f
 
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
-std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double data) {
+std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, const RunPlan& p, double data) {
   const double reading = *f.read_share;
   return Verdict{"storage_bound", data,
                  fmt::format("{}input-bound, by storage: {} of the step time waits for data, and the input workers spend {} of their "
@@ -29,7 +30,7 @@ std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, double
                              "same storage; copy the data to local disk, or pack it into a few large shards that read sequentially "
                              "(`cvtrain data pack SRC DST --shards N`, with --resize {} to read fewer bytes).",
                              data >= r.observe.input_bound ? "" : "moderately ", percent(data), percent(reading),
-                             r.data.workers.described(), r.model.image_size * 8 / 7)};
+                             p.workers_described(), r.model.image_size * 8 / 7)};
 }
 
 // Where the GPU could decode the JPEGs instead (data.decoder nvjpeg): a clause for the input-bound advice.
@@ -48,22 +49,22 @@ std::string progressive_advice(const PerfFacts& f) {
       percent(*f.progressive_share));
 }
 
-std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r) {
+std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r, const RunPlan& p) {
   const double data = f.phases.fraction(Phase::kData);
   const double threshold = r.observe.input_bound;
   if (data < kModerateShare * threshold) return std::nullopt;
-  if (f.read_share && *f.read_share >= r.observe.storage_bound) return storage_bound(f, r, data);
-  const int64_t workers = r.data.workers.count;
+  if (f.read_share && *f.read_share >= r.observe.storage_bound) return storage_bound(f, r, p, data);
+  const int64_t workers = p.workers.value_or(0);
   const int64_t needed = workers_to_keep_up(workers, data);
   const int64_t cores_per_rank = std::max<int64_t>(1, f.cores / static_cast<unsigned>(std::max(1, f.local_world_size)));
   std::string advice;
   if (needed <= cores_per_rank) {
     advice = fmt::format("data.workers: {} would keep up (now {}; this node has {} cores for {} rank{})", needed,
-                         r.data.workers.described(), f.cores, f.local_world_size, f.local_world_size == 1 ? "" : "s");
+                         p.workers_described(), f.cores, f.local_world_size, f.local_world_size == 1 ? "" : "s");
   } else {
     const std::string use_cores = workers >= cores_per_rank
-                                      ? fmt::format("data.workers (now {}) already uses", r.data.workers.described())
-                                      : fmt::format("data.workers: {} (now {}) uses", cores_per_rank, r.data.workers.described());
+                                      ? fmt::format("data.workers (now {}) already uses", p.workers_described())
+                                      : fmt::format("data.workers: {} (now {}) uses", cores_per_rank, p.workers_described());
     advice = fmt::format(
         "{} this node's {} cores per rank, but keeping up needs about {} decode workers per rank: pack the data pre-resized "
         "near model.image_size ({}) with `cvtrain data pack --resize`, so that each decode costs less{}",
@@ -89,11 +90,10 @@ std::optional<Verdict> copy_bound(const PerfFacts& f, const Recipe& r) {
 
 // With the global batch kept, more accumulation only shortens the backward that hides the one
 // all-reduce per step; what spreads it over more images is a larger global batch, which changes training.
-std::string comm_advice_without_buckets(const Recipe& r) {
-  const TrainSpec& t = r.train;
+std::string comm_advice_without_buckets(const BatchPlan& b) {
   return fmt::format("communicate once per more images: train.accumulation: {} with train.micro_batch: {} (train.global_batch {}, "
                      "twice the images per step; scale optim.lr with it)",
-                     2 * t.accumulation, t.micro_batch, 2 * t.global_batch);
+                     2 * b.accumulation, b.micro, 2 * b.global);
 }
 
 // DDP's all-reduces run per bucket as backward fills them: gradients that fit one bucket cannot
@@ -113,26 +113,26 @@ std::string bucket_advice(const PerfFacts& f, const Recipe& r) {
 // The share quoted is the breakdown's (rank 0's, the same steps as the log line, metrics.jsonl and
 // the report). Where another rank waited less than the threshold, rank 0's wait is for a slower
 // rank, which the straggler verdict names, not for the network.
-std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r) {
+std::optional<Verdict> comm_bound(const PerfFacts& f, const Recipe& r, const RunPlan& p) {
   const double comm = f.phases.fraction(Phase::kComm);
   if (f.world_size < 2 || comm < r.observe.comm_bound) return std::nullopt;
   if (f.least_comm_fraction && *f.least_comm_fraction < r.observe.comm_bound) return std::nullopt;
-  std::string advice = comm_advice_without_buckets(r);
-  if (r.strategy == StrategyKind::kDdp || r.strategy == StrategyKind::kZero1) advice = bucket_advice(f, r) + "; or " + advice;
+  std::string advice = comm_advice_without_buckets(p.batch);
+  if (p.strategy_traits().overlaps_in_buckets) advice = bucket_advice(f, r) + "; or " + advice;
   return Verdict{"comm_bound", comm,
                  fmt::format("communication-bound: {} of the step waits for communication that backward did not hide ({} ranks, "
                              "strategy {}); {}.",
-                             percent(comm), f.world_size, name_of(r.strategy), advice)};
+                             percent(comm), f.world_size, name_of(p.strategy), advice)};
 }
 
 // A launch-bound step that could be captured: train.cuda_graphs replays it as one launch.
-std::string graphs_advice(const Recipe& r) {
-  const bool host_decides = uses_trust_ratio(r.optim.name) || r.optim.implementation == OptimImplementation::kForeach;
-  if (r.train.cuda_graphs || r.strategy == StrategyKind::kFsdp || host_decides) return "";
+std::string graphs_advice(const Recipe& r, const RunPlan& p) {
+  const bool host_decides = uses_trust_ratio(r.optim.name) || p.optimizer_path == OptimImplementation::kForeach;
+  if (r.train.cuda_graphs || p.strategy_traits().gathers_in_step || host_decides) return "";
   return "; or train.cuda_graphs: true replays the whole step as one CUDA graph, one launch instead of thousands";
 }
 
-std::optional<Verdict> host_bound(const PerfFacts& f, const Recipe& r) {
+std::optional<Verdict> host_bound(const PerfFacts& f, const Recipe& r, const RunPlan& p) {
   const double data = f.phases.fraction(Phase::kData);
   if (!f.on_gpu || !f.gpu_drained || *f.gpu_drained < r.observe.launch_bound || data >= kModerateShare * r.observe.input_bound)
     return std::nullopt;
@@ -140,7 +140,7 @@ std::optional<Verdict> host_bound(const PerfFacts& f, const Recipe& r) {
                  fmt::format("host/launch-bound: in {} of the forward, backward and optimizer phases the GPU had finished all its work "
                              "before the host issued the next, while data waits are only {}: the GPU idles between kernel launches. "
                              "A larger train.micro_batch (now {}) gives every launch more work to hide the host's time behind{}.",
-                             percent(*f.gpu_drained), percent(data), r.train.micro_batch, graphs_advice(r))};
+                             percent(*f.gpu_drained), percent(data), p.batch.micro, graphs_advice(r, p))};
 }
 
 std::optional<Verdict> memory_growth(const PerfFacts& f, const Recipe& r) {
@@ -200,21 +200,21 @@ std::optional<Verdict> step_outliers(const PerfFacts& f, const Recipe& r) {
                  o.excess_share() < kMildOutlierShare};
 }
 
-std::optional<Verdict> memory_pressure(const PerfFacts& f, const Recipe& r) {
+std::optional<Verdict> memory_pressure(const PerfFacts& f, const Recipe& r, const RunPlan& p) {
   if (!f.memory_fraction || *f.memory_fraction < r.observe.memory_pressure) return std::nullopt;
   const std::string recompute = r.model.grad_checkpointing ? "" : "model.grad_checkpointing: true or ";
   return Verdict{"memory_pressure", *f.memory_fraction,
                  fmt::format("memory pressure: the peak reserved memory is {} of the device; {}a smaller train.micro_batch (now {}) "
                              "leaves room and keeps the allocator from retrying.",
-                             percent(*f.memory_fraction), recompute, r.train.micro_batch)};
+                             percent(*f.memory_fraction), recompute, p.batch.micro)};
 }
 
-std::optional<Verdict> precision(const PerfFacts& f, const Recipe& r) {
-  if (!f.on_gpu || !f.gpu_has_fast_bf16 || (r.precision != Precision::kFp32 && r.precision != Precision::kTf32)) return std::nullopt;
+std::optional<Verdict> precision(const PerfFacts& f, const RunPlan& p) {
+  if (!f.on_gpu || !f.gpu_has_fast_bf16 || p.precision.autocast() != AutocastType::kNone) return std::nullopt;
   return Verdict{"precision", 0,
                  fmt::format("precision {} on a GPU with fast bf16: precision: bf16 runs matmuls and convolutions on tensor cores at "
                              "several times the rate.",
-                             name_of(r.precision))};
+                             p.precision.name())};
 }
 
 }  // namespace
@@ -261,11 +261,11 @@ int64_t workers_to_keep_up(int64_t workers, double data_fraction) {
   return std::max<int64_t>(workers + 1, static_cast<int64_t>(std::ceil(kWorkerMargin * exact)));
 }
 
-std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe) {
+std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe, const RunPlan& plan) {
   std::vector<Verdict> verdicts;
-  for (auto v : {input_bound(facts, recipe), copy_bound(facts, recipe), comm_bound(facts, recipe), host_bound(facts, recipe),
-                 straggler(facts), step_outliers(facts, recipe), memory_pressure(facts, recipe), memory_growth(facts, recipe),
-                 precision(facts, recipe)})
+  for (auto v : {input_bound(facts, recipe, plan), copy_bound(facts, recipe), comm_bound(facts, recipe, plan), host_bound(facts, recipe, plan),
+                 straggler(facts), step_outliers(facts, recipe), memory_pressure(facts, recipe, plan), memory_growth(facts, recipe),
+                 precision(facts, plan)})
     if (v) verdicts.push_back(std::move(*v));
   return verdicts;
 }

@@ -15,6 +15,8 @@
 
 namespace cvtrain {
 
+struct RunPlan;
+
 // Steps far slower than the rest: above mean + 3 sigma of the steps before them, after warm-up.
 class StepOutliers {
  public:
@@ -87,7 +89,9 @@ constexpr double kMildOutlierShare = 0.01;
 // So many outliers in a row, slow inside the step, are a slowdown rather than one-off events.
 constexpr int64_t kSlowdownStreak = 20;
 
-std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe);
+// `recipe` gives the thresholds (observe.*) and the settings as written; `plan` what they resolved to
+// (micro-batch, workers, strategy), which the advice quotes.
+std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe, const RunPlan& plan);
 
 // The workers per rank that would feed the step without waiting, from `workers` that left it
 // waiting `data_fraction` of the time (each worker's rate measured by the wait itself).

@@ -8,6 +8,7 @@
 
 #include "cvtrain/core/text.h"
 #include "cvtrain/observe/metrics_log.h"
+#include "cvtrain/recipe/run_plan.h"
 
 namespace cvtrain {
 namespace {
@@ -53,31 +54,31 @@ void slow_copies(const PreflightResults& r, std::vector<Verdict>& out) {
                                         p.label, *p.h2d_gbps, median)});
 }
 
-void short_input(const PreflightResults& r, const Recipe& recipe, std::vector<Verdict>& out) {
+void short_input(const PreflightResults& r, const RunPlan& plan, std::vector<Verdict>& out) {
   const RankProbe* worst = nullptr;
   const auto share_of = [](const RankProbe& p) { return *p.pipeline_images_per_s / p.model_images_per_s; };
   for (const RankProbe& p : r.ranks)
     if (p.pipeline_images_per_s && p.model_images_per_s > 0 && (!worst || share_of(p) < share_of(*worst))) worst = &p;
   if (!worst || share_of(*worst) >= 1) return;
   const double share = share_of(*worst);
-  const int64_t workers = recipe.data.workers.count;
+  const int64_t workers = plan.workers.value_or(0);
   const auto needed = static_cast<int64_t>(std::ceil(kWorkerMargin * static_cast<double>(std::max<int64_t>(workers, 1)) / share));
   out.push_back(
       Verdict{"input_short", share,
               fmt::format("input pipeline too slow: {} prepares {:.0f} images/s with data.workers: {}, but the model trains on {:.0f} "
                           "images/s there, so training would wait for data about {:.0f}% of the time; data.workers: {} would keep up "
                           "(if the node has the cores; else pack the data pre-resized with `cvtrain data pack --resize`).",
-                          worst->label, *worst->pipeline_images_per_s, recipe.data.workers.described(), worst->model_images_per_s,
+                          worst->label, *worst->pipeline_images_per_s, plan.workers_described(), worst->model_images_per_s,
                           100 * (1 - share), std::max(needed, workers + 1))});
 }
 
-void short_network(const PreflightResults& r, const Recipe& recipe, std::vector<Verdict>& out) {
+void short_network(const PreflightResults& r, const Recipe& recipe, const RunPlan& plan, std::vector<Verdict>& out) {
   const auto n = static_cast<double>(r.ranks.size());
   if (!r.bus_gbps || n < 2 || *r.bus_gbps <= 0) return;
   const double model_rate = median_of(column_of(r, [](const RankProbe& p) { return p.model_images_per_s; }));
   if (model_rate <= 0) return;
   const double comm_s = 2 * (n - 1) / n * r.gradient_mb * 1e6 / (*r.bus_gbps * 1e9);
-  const double compute_s = static_cast<double>(recipe.train.micro_batch * recipe.train.accumulation) / model_rate;
+  const double compute_s = static_cast<double>(plan.batch.per_rank()) / model_rate;
   const double share = comm_s / (comm_s + compute_s);
   if (share < recipe.observe.comm_bound) return;
   out.push_back(Verdict{
@@ -85,19 +86,19 @@ void short_network(const PreflightResults& r, const Recipe& recipe, std::vector<
       fmt::format("network too slow for the gradients: the all-reduce bus bandwidth over {} ranks is {:.2f} GB/s, so each step's "
                   "{:.0f} MB of gradients take about {:.0f} ms against {:.0f} ms of forward and backward ({:.0f}% if none of it "
                   "overlaps); train.accumulation: {} all-reduces half as often, or a faster interconnect.",
-                  r.ranks.size(), *r.bus_gbps, r.gradient_mb, 1e3 * comm_s, 1e3 * compute_s, 100 * share, 2 * recipe.train.accumulation)});
+                  r.ranks.size(), *r.bus_gbps, r.gradient_mb, 1e3 * comm_s, 1e3 * compute_s, 100 * share, 2 * plan.batch.accumulation)});
 }
 
 std::string cell(const std::optional<double>& v, int decimals) { return v ? fmt::format("{:.{}f}", *v, decimals) : "—"; }
 
 }  // namespace
 
-std::vector<Verdict> preflight_findings(const PreflightResults& results, const Recipe& recipe) {
+std::vector<Verdict> preflight_findings(const PreflightResults& results, const Recipe& recipe, const RunPlan& plan) {
   std::vector<Verdict> out;
   slow_ranks(results, out);
   slow_copies(results, out);
-  short_input(results, recipe, out);
-  short_network(results, recipe, out);
+  short_input(results, plan, out);
+  short_network(results, recipe, plan, out);
   return out;
 }
 

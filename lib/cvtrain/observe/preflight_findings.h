@@ -29,7 +29,7 @@ struct PreflightResults {
 };
 
 // The findings, worst first within each kind; empty when nothing will hold the job back.
-std::vector<Verdict> preflight_findings(const PreflightResults& results, const Recipe& recipe);
+std::vector<Verdict> preflight_findings(const PreflightResults& results, const Recipe& recipe, const RunPlan& plan);
 // The table a person reads: one row per rank, the all-reduce bandwidth under it.
 std::string preflight_table(const PreflightResults& results);
 std::string preflight_json(const PreflightResults& results, const std::vector<Verdict>& findings);

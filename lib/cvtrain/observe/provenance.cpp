@@ -48,13 +48,15 @@ Provenance this_process_provenance() {
 std::string provenance_json(const Provenance& p) {
   std::vector<std::string> ranks;
   for (const std::string& r : p.ranks) ranks.push_back(json_string(r));
+  std::vector<std::string> plan;
+  for (const auto& [name, value] : p.plan) plan.push_back(fmt::format("    {}: {}", json_string(name), json_string(value)));
   return fmt::format(
       "{{\n  \"started_at\": {},\n  \"command\": {},\n  \"working_directory\": {},\n  \"cvtrain\": {},\n  \"libtorch\": {},\n"
       "  \"cuda_runtime\": {},\n  \"nccl\": {},\n  \"device\": {},\n  \"world_size\": {},\n  \"ranks\": [{}],\n"
-      "  \"cores\": {},\n  \"data_workers\": {}\n}}\n",
+      "  \"cores\": {},\n  \"data_workers\": {},\n  \"plan\": {{\n{}\n  }}\n}}\n",
       json_string(p.started_at), json_string(p.command), json_string(p.working_directory), json_string(p.cvtrain_version),
       json_string(p.libtorch_version), json_string(p.cuda_runtime), json_string(p.nccl_version), json_string(p.device), p.world_size,
-      join(ranks, ", "), p.cores, p.data_workers);
+      join(ranks, ", "), p.cores, p.data_workers, join(plan, ",\n"));
 }
 
 }  // namespace cvtrain

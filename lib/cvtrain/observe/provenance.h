@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cvtrain/core/this_machine.h"  // utc_now, which provenance records
@@ -20,6 +21,7 @@ struct Provenance {
   std::vector<std::string> ranks;  // rank_label() of every rank
   unsigned cores = 0;              // what rank 0's node gives the job's ranks there (0: not known)
   int64_t data_workers = 0;        // decode threads per rank, data.workers: auto resolved
+  std::vector<std::pair<std::string, std::string>> plan;  // the run plan's rows (recipe/run_plan.h), in order
 };
 
 // The fields every process knows about itself: time, command line, directory, cvtrain's version.

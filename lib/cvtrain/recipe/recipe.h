@@ -14,7 +14,7 @@
 namespace cvtrain {
 
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
-enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto is resolved when the recipe loads
+enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto stays; the run plan resolves it
 enum class DeviceKind { kAuto, kCpu, kCuda };
 enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic, kList, kAuto };  // kAuto is resolved when the recipe loads
 enum class DecoderKind { kCpu, kNvjpeg, kAuto };
@@ -113,15 +113,13 @@ struct ModelSpec {
 
 // data.workers: decode threads per rank, or auto: this rank's share of the node's cores less the
 // one its training thread takes on a GPU (half its share on a CPU, where training computes on the
-// same cores), at most kMaxAutoWorkers. Resolved into `count` when the run knows its cores; a
-// saved recipe keeps saying auto.
+// same cores), at most kMaxAutoWorkers. The run plan (run_plan.h) holds the number once the job
+// knows its cores; the recipe keeps saying auto.
 struct WorkerCount {
   static constexpr int64_t kMaxAutoWorkers = 32;
   bool automatic = true;
-  int64_t count = 2;  // the threads; for auto, a stand-in until the run resolves it
+  int64_t count = 0;  // the threads, when not automatic
   static WorkerCount exactly(int64_t n) { return WorkerCount{false, n}; }
-  // As advice quotes the setting: "4", or "auto (4)" once resolved.
-  std::string described() const { return automatic ? "auto (" + std::to_string(count) + ")" : std::to_string(count); }
 };
 
 struct DataSpec {

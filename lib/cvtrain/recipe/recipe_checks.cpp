@@ -13,6 +13,7 @@
 #include "cvtrain/recipe/augment_placement.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/data_format.h"
+#include "cvtrain/recipe/strategy_traits.h"
 
 namespace cvtrain {
 namespace {
@@ -137,27 +138,28 @@ bool runs_without_gpu(const Recipe& r, const LoadOptions& options) {
 
 // micro_batch: auto searches GPU memory; it needs a GPU and a global batch to divide, and fsdp's
 // memory depends on its gathering, which a plain forward and backward cannot probe.
-void check_auto_micro_batch(const Recipe& r, const LoadOptions& options, const CrossChecks& check) {
+void check_auto_micro_batch(const Recipe& r, StrategyKind strategy, const LoadOptions& options, const CrossChecks& check) {
   if (!r.train.micro_batch_auto) return;
   if (runs_without_gpu(r, options))
     check.fail("train.micro_batch", "auto searches GPU memory for the largest micro-batch that fits, and this run has no GPU; "
                                     "set a number (the global batch is then reached by accumulation)");
   if (r.train.global_batch <= 0) check.fail("train.micro_batch", "auto needs train.global_batch, which it divides");
   if (r.train.accumulation > 0) check.fail("train.accumulation", "is derived when train.micro_batch is auto; leave it out");
-  if (r.strategy == StrategyKind::kFsdp) check.fail("train.micro_batch", "auto is not available with strategy fsdp; set a number");
+  if (const char* gathers = strategy_traits(strategy).gathers_in_step)
+    check.fail("train.micro_batch", fmt::format("auto is not available with strategy {}: {}, which a plain forward and backward "
+                                                "cannot probe; set a number",
+                                                name_of(strategy), gathers));
 }
 
 // A captured step cannot let the host decide whether to skip it: only the fused kernels take that
-// decision as a device flag, so auto resolves to fused and anything else is refused here.
-void check_cuda_graphs(Recipe& r, bool trust_ratio, const CrossChecks& check) {
+// decision as a device flag, so auto resolves to fused (run_plan.h) and anything else is refused here.
+void check_cuda_graphs(const Recipe& r, bool trust_ratio, const CrossChecks& check) {
   if (!r.train.cuda_graphs) return;
   if (trust_ratio)
     check.fail("train.cuda_graphs", fmt::format("needs a fused optimizer (sgd or adamw); {} updates through host decisions", name_of(r.optim.name)));
   else if (r.optim.implementation == OptimImplementation::kForeach)
     check.fail("optim.implementation",
                "foreach decides on the host whether to skip a step, which a captured step cannot; with train.cuda_graphs use fused (or auto)");
-  else
-    r.optim.implementation = OptimImplementation::kFused;
 }
 
 // data.decoder nvjpeg decodes JPEG files on a GPU and renders only crop and flip there: what it
@@ -172,8 +174,6 @@ void check_decoder(const Recipe& r, const LoadOptions& options, const CrossCheck
     check.fail(on_cpu_only, "runs on the CPU's decoded pixels, and data.decoder nvjpeg decodes on the GPU (rendering only crop and flip "
                             "there); use data.decoder cpu (or auto, which chooses it here)");
 }
-
-bool updates_flat_shards(StrategyKind s) { return s == StrategyKind::kZero1 || s == StrategyKind::kZero2 || s == StrategyKind::kFsdp; }
 
 // Pixels are normalised on torchvision's 0-1 scale; mmcv's configs give mean and std on 0-255
 // ([123.675, 116.28, 103.53]), which here would turn every image into nearly one constant. No
@@ -242,17 +242,18 @@ void check_augment(const Recipe& r, const CrossChecks& check) {
 
 // The optimizer against the strategy: LAMB and LARS need whole parameters, and only sgd and adamw
 // have fused kernels (which train.cuda_graphs needs).
-void check_optimizer(Recipe& r, const CrossChecks& check) {
+void check_optimizer(const Recipe& r, StrategyKind strategy, const CrossChecks& check) {
+  const bool flat_shards = strategy_traits(strategy).updates_flat_shards;
   const bool trust_ratio = uses_trust_ratio(r.optim.name);
-  if (trust_ratio && updates_flat_shards(r.strategy))
+  if (trust_ratio && flat_shards)
     check.fail("optim.name", fmt::format("{}'s trust ratio needs each parameter's whole norm, and {} updates flat shards that "
                                          "cut across parameters; use single or ddp with it",
-                                         name_of(r.optim.name), name_of(r.strategy)));
+                                         name_of(r.optim.name), name_of(strategy)));
   if (r.optim.implementation == OptimImplementation::kFused && trust_ratio)
     check.fail("optim.implementation", fmt::format("ATen has fused kernels for sgd and adamw, not {}; use foreach or auto", name_of(r.optim.name)));
   check_cuda_graphs(r, trust_ratio, check);
-  if (r.optim.layer_decay > 0 && updates_flat_shards(r.strategy))
-    check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(r.strategy)));
+  if (r.optim.layer_decay > 0 && flat_shards)
+    check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(strategy)));
   const auto& betas = r.optim.betas;
   if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
     check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");
@@ -274,9 +275,8 @@ void check_schedule(const Recipe& r, const CrossChecks& check) {
         fmt::format("holds the cosine's end (min_lr) for the run's last epochs; schedule '{}' has no such end", name_of(r.schedule.name)));
 }
 
-// strategy: auto becomes ddp on several ranks and single on one.
-void resolve_strategy(Recipe& r, int world, const CrossChecks& check) {
-  if (r.strategy == StrategyKind::kAuto) r.strategy = world > 1 ? StrategyKind::kDdp : StrategyKind::kSingle;
+// strategy: auto stays in the recipe (the run plan resolves it); single needs a job of one rank.
+void check_strategy(const Recipe& r, int world, const CrossChecks& check) {
   if (r.strategy == StrategyKind::kSingle && world > 1)
     check.fail("strategy", fmt::format("'single' runs one process but the job has {} ranks; use ddp (or auto, which picks it)", world));
   if (r.distributed.node_rank >= r.distributed.nnodes)
@@ -361,19 +361,20 @@ void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) 
   // A resolved recipe holds global = micro x accumulation x world: the world it ran on follows.
   const int world = options.saved_by_run ? BatchPlan::of(r.train).world
                     : options.world_size > 0 ? options.world_size : world_size_of(r.distributed, options.visible_gpus);
-  check_auto_micro_batch(r, options, check);
+  const StrategyKind strategy = resolve_strategy(r.strategy, world);
+  check_auto_micro_batch(r, strategy, options, check);
   resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
   resolve_data_format(r.data);
   check_data(r, options, check);
   check_run_folders(r, options, check);
   check_profile(r.profile, check);
   check_augment(r, check);
-  check_optimizer(r, check);
+  check_optimizer(r, strategy, check);
   check_decoder(r, options, check);
   check_schedule(r, check);
   if (options.check_model)
     for (const KeyProblem& problem : options.check_model(r.model)) check.fail(problem.key, problem.message);
-  resolve_strategy(r, world, check);
+  check_strategy(r, world, check);
 }
 
 }  // namespace cvtrain

@@ -129,7 +129,7 @@ void predict_batches(TrainingRun& run, const Recipe& recipe, const Dataset& file
     while (auto batch = feeder.next()) {
       at::Tensor logits;
       {
-        AutocastScope autocast(PrecisionPolicy{recipe.precision}, run.device.type());
+        AutocastScope autocast(run.plan.precision, run.device.type());
         logits = run.model->forward(batch->images);
       }
       keep_top(class_probabilities(logits, recipe.train.loss), batch->labels, k, bad, images);

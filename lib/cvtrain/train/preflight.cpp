@@ -8,10 +8,10 @@
 #include <functional>
 
 #include "cvtrain/build_config.h"
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/pipeline_bench.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/recipe/recipe.h"
@@ -86,8 +86,8 @@ std::optional<double> host_to_device_gbps(const TrainingRun& run) {
 std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe& recipe) {
   if (recipe.data.format == DataFormat::kSynthetic) return std::nullopt;
   PipelineBenchOptions options;
-  options.workers = recipe.data.workers.count;  // auto resolved by the run builder
-  options.batch_size = std::min<int64_t>(recipe.train.micro_batch, static_cast<int64_t>(run.data.train->size()));
+  options.workers = run.plan.workers.value_or(0);
+  options.batch_size = std::min<int64_t>(run.plan.batch.micro, static_cast<int64_t>(run.data.train->size()));
   options.image_size = recipe.model.image_size;
   options.batches = std::clamp<int64_t>(1024 / std::max<int64_t>(1, options.batch_size), 4, 64);
   options.prefetch = recipe.data.prefetch;
@@ -104,14 +104,14 @@ std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe
 double model_images_per_s(TrainingRun& run, const Recipe& recipe) {
   const ModelSnapshot snapshot(*run.model, run.device);
   run.model->train();
-  const int64_t micro = recipe.train.micro_batch, side = recipe.model.image_size;
+  const int64_t micro = run.plan.batch.micro, side = recipe.model.image_size;
   const at::Tensor images = random_normal({micro, run.data.channels, side, side}, at::TensorOptions(run.device))
                                 .contiguous(run.feed.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   const at::Tensor labels = at::randint(recipe.model.num_classes, {micro}, at::TensorOptions(run.device).dtype(at::kLong));
   const double rate = calls_per_second(run.device, [&] {
     at::Tensor logits;
     {
-      AutocastScope autocast(PrecisionPolicy{recipe.precision}, run.device.type());
+      AutocastScope autocast(run.plan.precision, run.device.type());
       logits = run.model->forward(images);
     }
     torch::nn::functional::cross_entropy(logits.to(at::kFloat), labels).backward();
@@ -190,7 +190,7 @@ PreflightResults run_preflight(TrainingRun& run, const Recipe& recipe) {
   }
   results.ranks = gather_probes(run, mine);
   if (run.comm->rank() == 0) {
-    const std::vector<Verdict> findings = preflight_findings(results, recipe);
+    const std::vector<Verdict> findings = preflight_findings(results, recipe, run.plan);
     std::fputs(preflight_table(results).c_str(), stdout);
     std::fflush(stdout);
     for (const Verdict& f : findings) log::warn("preflight: {}", f.message);

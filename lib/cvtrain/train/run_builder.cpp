@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/cpu_budget.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -25,7 +26,6 @@
 #include "cvtrain/data/decoder_choice.h"
 #include "cvtrain/data/jpeg_batch_decoder.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/stop_request.h"
@@ -43,7 +43,6 @@
 #include "cvtrain/parallel/flat_shard.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/batch_plan.h"
-#include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_checks.h"
 #include "cvtrain/train/checkpoint.h"
@@ -91,17 +90,10 @@ std::unique_ptr<Communicator> join_group(const DistributedSpec& spec, StrategyKi
   // Gloo's all-reduce (ddp) and all-gather and reduce-scatter (zero, fsdp) get checked on a single
   // device; single never does.
   return connect(GroupSpec{rank.rank, rank.world_size, rank.master_addr, rank.master_port, backend, std::chrono::seconds(spec.timeout_s),
-                           strategy != StrategyKind::kSingle, rank.agent_store, rank.attempt});
+                           !strategy_traits(strategy).one_process, rank.agent_store, rank.attempt});
 }
 
 }  // namespace
-
-int64_t worker_threads(const WorkerCount& workers, int local_ranks, bool on_gpu) {
-  if (!workers.automatic) return workers.count;
-  const unsigned ranks = static_cast<unsigned>(std::max(1, local_ranks));
-  const unsigned cores = cores_for_local_ranks(process_environment(), static_cast<int>(ranks), usable_cpus());
-  return automatic_workers(std::max(1u, cores / ranks), on_gpu, WorkerCount::kMaxAutoWorkers);
-}
 
 LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,
                              const RankInfo& rank) {
@@ -177,19 +169,18 @@ int64_t probe_micro_batch(Classifier& model, MicroBatchProbe probe, const OptimS
   return chosen;
 }
 
-// train.micro_batch: auto resolved into the recipe (and the loader) from this run's GPU.
-void choose_micro_batch(TrainingRun& run, Recipe& recipe) {
+// train.micro_batch: auto resolved into the plan (and the loader) from this run's GPU.
+void choose_micro_batch(TrainingRun& run, const Recipe& recipe) {
   MicroBatchProbe probe;
   probe.device = run.device;
   probe.channels = run.data.channels;
   probe.image_size = recipe.model.image_size;
-  probe.precision = PrecisionPolicy{recipe.precision};
+  probe.precision = run.plan.precision;
   probe.channels_last = run.feed.channels_last;
-  const BatchPlan provisional = BatchPlan::of(recipe.train);  // micro = global / world until now
-  const BatchPlan plan = provisional.with_micro_batch(probe_micro_batch(*run.model, probe, recipe.optim, provisional.per_rank(), *run.comm));
-  recipe.train.micro_batch = run.loader.batch_size = plan.micro;
-  recipe.train.accumulation = plan.accumulation;
-  recipe.train.micro_batch_auto = false;
+  const BatchPlan& provisional = run.plan.batch;  // micro = global / world until now
+  run.plan.batch = provisional.with_micro_batch(probe_micro_batch(*run.model, probe, recipe.optim, provisional.per_rank(), *run.comm));
+  run.plan.micro_batch_left = false;
+  run.loader.batch_size = run.plan.batch.micro;
 }
 
 // optim.layer_decay: each tensor's scale by its parameter's name (single and ddp hand the
@@ -217,11 +208,13 @@ void attach_layer_scales(ParameterGroups& groups, Classifier& model, const Recip
 // The strategy wraps the model (broadcasting rank 0's weights); the optimizer updates what the
 // strategy hands it; the schedule spans the run's steps.
 void build_optimization(TrainingRun& run, const Recipe& recipe) {
-  run.strategy = make_strategy(recipe.strategy, *run.model, *run.comm, recipe.distributed.bucket_mb, recipe.model.sync_bn);
+  run.strategy = make_strategy(run.plan.strategy, *run.model, *run.comm, recipe.distributed.bucket_mb, recipe.model.sync_bn);
   ParameterGroups groups = run.strategy->optimizer_parameters();
   if (recipe.optim.layer_decay > 0) attach_layer_scales(groups, *run.model, recipe);
-  run.optimizer = build_optimizer(recipe.optim, groups);
-  run.scaler = std::make_unique<LossScaler>(PrecisionPolicy{recipe.precision}.loss_scaling(), run.device);
+  OptimSpec planned = recipe.optim;  // the section with the plan's path (auto under train.cuda_graphs is fused)
+  planned.implementation = run.plan.optimizer_path;
+  run.optimizer = build_optimizer(planned, groups);
+  run.scaler = std::make_unique<LossScaler>(run.plan.precision.loss_scaling(), run.device);
   const RunLength length = RunLength::of(run.data.train->size(), recipe.train);
   run.steps_per_epoch = length.steps_per_epoch;
   run.total_steps = length.total_steps;
@@ -292,24 +285,27 @@ void write_provenance(const TrainingRun& run) {
   p.ranks = run.perf.rank_labels;
   p.cores = run.perf.cores;
   p.data_workers = run.loader.workers;
+  p.plan = run.plan.rows();
   run.folder->write("provenance.json", provenance_json(p));
 }
 
 // The device, what the data loader and feeder are told, and the data (train and val, or val alone).
 TrainingRun open_parts(const Recipe& recipe, const RankInfo& rank, RunData (*open_data)(const Recipe&)) {
   TrainingRun run;
+  run.plan = RunPlan::of(recipe, rank.world_size);
   run.device = choose_device(recipe.device, rank);
+  run.plan.device = run.device.str();
   run.memory_at_start = current_memory_bytes(run.device);
   run.data = open_data(recipe);
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, rank);
-  run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
+  run.feed = feed_options(recipe.data, run.plan.precision, run.device);
   return run;
 }
 
 // The model on the device in its layout, for run.data.channels.
 void build_model_on_device(TrainingRun& run, const Recipe& recipe, bool log) {
   torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
-  configure_tf32(PrecisionPolicy{recipe.precision});
+  configure_tf32(run.plan.precision);
   // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
   // ResNet-50 no faster than cuDNN's heuristics (docs/benchmarks.md, "On one H200"). Unusual shapes may gain.
   at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
@@ -322,7 +318,7 @@ void build_model_on_device(TrainingRun& run, const Recipe& recipe, bool log) {
 void join_and_build_model(TrainingRun& run, const Recipe& recipe, const RankInfo& rank) {
   install_stop_handlers();
   share_cores(rank);
-  run.comm = join_group(recipe.distributed, recipe.strategy, rank, run.device);
+  run.comm = join_group(recipe.distributed, run.plan.strategy, rank, run.device);
   set_collective_wait_listener(&report_collective);  // the hang watch learns what the peers of a stuck rank wait in
   build_model_on_device(run, recipe, rank.rank == 0);
 }
@@ -334,16 +330,17 @@ void choose_training_decoder(TrainingRun& run, const Recipe& recipe, bool log) {
   transform.augment = &recipe.augment;
   const DecoderChoice choice = choose_decoder(recipe.data.decoder, recipe.data.format, *run.data.train, transform, run.device);
   if (log) log::info("{}", choice.summary);
+  run.plan.decoder = choice.device ? "nvjpeg (JPEGs decoded on the GPU)" : "cpu (the workers decode)";
   run.jpeg_decoder = choice.device;
   if (JpegBatchDecoder* decoder = run.jpeg_decoder.get())
     run.loader.keep_encoded = [decoder](const std::vector<uint8_t>& bytes) { return decoder->takes(bytes); };
 }
 
-// data.workers: auto, resolved in the loader, is told once and held in the recipe as the number,
-// which the profiler's advice and preflight compare with (the saved recipe still says auto).
-void resolve_workers(const TrainingRun& run, Recipe& recipe, const RankInfo& rank) {
+// The loader's decode threads, in the plan that the profiler's advice and preflight read; data.workers:
+// auto is told once.
+void resolve_workers(TrainingRun& run, const Recipe& recipe, const RankInfo& rank) {
+  run.plan.workers = run.loader.workers;
   if (!recipe.data.workers.automatic) return;
-  recipe.data.workers.count = run.loader.workers;
   if (rank.rank == 0)
     log::info("data.workers: auto, {} decode thread(s) per rank ({} core(s) for {} rank(s) on this node, {})", run.loader.workers,
               node_cores(rank), rank.local_world_size,
@@ -352,7 +349,7 @@ void resolve_workers(const TrainingRun& run, Recipe& recipe, const RankInfo& ran
 
 // What training and preflight share: device, data, process group, model, the ranks' names, and
 // train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
-TrainingRun build_measured_parts(Recipe& recipe, const RankInfo& rank, bool with_output) {
+TrainingRun build_measured_parts(const Recipe& recipe, const RankInfo& rank, bool with_output) {
   TrainingRun run = open_parts(recipe, rank, &open_run_data);
   resolve_workers(run, recipe, rank);
   choose_training_decoder(run, recipe, rank.rank == 0);
@@ -371,7 +368,7 @@ TrainingRun::TrainingRun() = default;
 TrainingRun::TrainingRun(TrainingRun&&) noexcept = default;
 TrainingRun::~TrainingRun() = default;
 
-TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank) { return build_measured_parts(recipe, rank, false); }
+TrainingRun build_preflight_run(const Recipe& recipe, const RankInfo& rank) { return build_measured_parts(recipe, rank, false); }
 
 TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank) {
   TrainingRun run = open_parts(recipe, rank, &open_eval_data);
@@ -381,15 +378,18 @@ TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank) {
 
 TrainingRun build_inference_run(const Recipe& recipe, int64_t channels) {
   TrainingRun run;
+  run.plan = RunPlan::of(recipe, 1);
   run.device = choose_device(recipe.device, RankInfo{});
+  run.plan.device = run.device.str();
   run.data.channels = channels;
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, RankInfo{});
-  run.feed = feed_options(recipe.data, PrecisionPolicy{recipe.precision}, run.device);
+  run.plan.workers = run.loader.workers;
+  run.feed = feed_options(recipe.data, run.plan.precision, run.device);
   build_model_on_device(run, recipe, true);
   return run;
 }
 
-TrainingRun build_run(Recipe& recipe, const RankInfo& rank) {
+TrainingRun build_run(const Recipe& recipe, const RankInfo& rank) {
   TrainingRun run = build_measured_parts(recipe, rank, true);
   if (recipe.preflight) run_preflight(run, recipe);  // before the strategy takes the model over
   build_optimization(run, recipe);

@@ -15,6 +15,7 @@
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/observe/perf_monitor.h"
+#include "cvtrain/recipe/run_plan.h"
 #include "cvtrain/train/run_data.h"
 
 namespace torch::optim {
@@ -34,17 +35,16 @@ class MetricsLog;
 class RunDirectory;
 class Strategy;
 struct DataSpec;
-struct PrecisionPolicy;
 struct RankInfo;
 struct Recipe;
 struct TrainSpec;
-struct WorkerCount;
 
 struct TrainingRun {
   TrainingRun();
   TrainingRun(TrainingRun&&) noexcept;
   ~TrainingRun();
 
+  RunPlan plan;  // the recipe resolved for this job: batch, precision, strategy, device, decoder, workers
   c10::Device device = c10::Device(c10::kCPU);
   int64_t memory_at_start = 0;  // libraries and runtime: not training's doing
   RunData data;
@@ -65,21 +65,17 @@ struct TrainingRun {
   PerfContext perf;  // every rank's host and GPU, the device's peak and memory
 };
 
-// data.workers as threads per rank: a number as given; auto, each rank's share of the cores its node
-// gives the job's `local_ranks` ranks (core/cpu_budget.h's automatic_workers).
-int64_t worker_threads(const WorkerCount& workers, int local_ranks, bool on_gpu);
 // The training loader's and feeder's settings for `device` (the epoch sets the rest); `rank` tells
 // data.workers: auto its share of the node's cores.
 LoaderOptions loader_options(const DataSpec& data, const TrainSpec& train, int64_t image_size, const c10::Device& device,
                              const RankInfo& rank);
 FeedOptions feed_options(const DataSpec& data, const PrecisionPolicy& precision, const c10::Device& device);
 
-// Builds every part for `rank`. `recipe.train` gets train.micro_batch: auto resolved into it, so
-// that checkpoints save the micro-batch that ran.
-TrainingRun build_run(Recipe& recipe, const RankInfo& rank);
+// Builds every part for `rank`; `run.plan` holds what the recipe's `auto`s became (the recipe stays as written).
+TrainingRun build_run(const Recipe& recipe, const RankInfo& rank);
 // For `cvtrain preflight`: device, data, process group and model, without a run folder,
 // optimizer or strategy.
-TrainingRun build_preflight_run(Recipe& recipe, const RankInfo& rank);
+TrainingRun build_preflight_run(const Recipe& recipe, const RankInfo& rank);
 // For `cvtrain eval`: device, validation data, process group and model (model.pretrained loaded
 // when the recipe names it), without a run folder, optimizer or strategy.
 TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank);

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/observe/memory.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/run_directory.h"
@@ -16,10 +16,10 @@
 
 namespace cvtrain {
 
-RunProfiler::RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
+RunProfiler::RunProfiler(const Recipe& recipe, const RunPlan& plan, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
                          const InputTimings& input)
     : recipe_(recipe),
-      monitor_(recipe, std::move(context)),
+      monitor_(recipe, plan, std::move(context)),
       comm_(comm),
       device_(device),
       flops_per_image_(flops_per_image),

@@ -25,7 +25,7 @@ class RunProfiler {
  public:
   // `recipe`, `comm` and `input` (the training workers' running times) outlive the profiler;
   // `flops_per_image` is the model's forward.
-  RunProfiler(const Recipe& recipe, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
+  RunProfiler(const Recipe& recipe, const RunPlan& plan, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
               const InputTimings& input);
 
   void starts_after(int64_t step) { monitor_.starts_after(step); }  // a resumed run: the checkpoint's step

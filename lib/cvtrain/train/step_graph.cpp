@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "cvtrain/core/error.h"
-#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/strategy_traits.h"
 
 namespace cvtrain {
 
@@ -20,8 +20,8 @@ std::optional<std::string> graph_refusal(const GraphConditions& conditions) {
   if (!conditions.cuda) return std::string("this run is not on a CUDA device, and CUDA graphs need one");
   if (!conditions.update_decided_on_device)
     return std::string("the optimizer decides on the host whether to skip a step (optim.implementation: fused decides on the device)");
-  if (conditions.strategy == StrategyKind::kFsdp)
-    return std::string("fsdp gathers and frees each block's parameters inside the step, which a graph's fixed addresses cannot follow");
+  if (const char* gathers = strategy_traits(conditions.strategy).gathers_in_step)
+    return fmt::format("{}, which a graph's fixed addresses cannot follow", gathers);
   return std::nullopt;
 }
 

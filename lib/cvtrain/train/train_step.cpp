@@ -11,18 +11,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/observe/cuda_ranges.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
+#include "cvtrain/recipe/run_plan.h"
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/precision.h"
@@ -41,11 +42,12 @@ std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& tensors) {
 
 }  // namespace
 
-StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torch::optim::Optimizer& optimizer, bool log_choices) {
+StepSettings step_settings(const Recipe& recipe, const RunPlan& plan, const c10::Device& device, torch::optim::Optimizer& optimizer,
+                           bool log_choices) {
   StepSettings s;
-  s.accumulation = recipe.train.accumulation;
+  s.accumulation = plan.batch.accumulation;
   s.grad_clip = recipe.train.grad_clip;
-  s.precision = PrecisionPolicy{recipe.precision};
+  s.precision = plan.precision;
   s.augment = recipe.augment;
   s.num_classes = recipe.model.num_classes;
   s.seed = static_cast<uint64_t>(recipe.train.seed);
@@ -55,7 +57,7 @@ StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torc
   if (recipe.train.cuda_graphs) {
     const bool cuda = device.is_cuda() || graph_body_on_cpu_requested();
     const std::optional<std::string> refusal =
-        graph_refusal(GraphConditions{cuda, dynamic_cast<DeviceGradScaling*>(&optimizer) != nullptr, recipe.strategy});
+        graph_refusal(GraphConditions{cuda, dynamic_cast<DeviceGradScaling*>(&optimizer) != nullptr, plan.strategy});
     s.cuda_graphs = !refusal;
     if (log_choices && refusal) log::warn("train.cuda_graphs: running eager: {}", *refusal);
     if (log_choices && !refusal)

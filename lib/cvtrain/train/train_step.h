@@ -29,6 +29,8 @@ struct RecordFunction;
 
 namespace cvtrain {
 
+struct RunPlan;
+
 class BatchSource;
 class Classifier;
 class Communicator;
@@ -82,9 +84,10 @@ struct StepSettings {
   bool cuda_graphs = false;  // capture the step (train/step_graph.h); needs a fused optimizer
 };
 
-// The step's settings from the recipe; train.cuda_graphs only where graph_refusal allows it on this
-// device and optimizer (the refusal logged when `log_choices`).
-StepSettings step_settings(const Recipe& recipe, const c10::Device& device, torch::optim::Optimizer& optimizer, bool log_choices);
+// The step's settings from the recipe and its plan (accumulation, precision, strategy); train.cuda_graphs
+// only where graph_refusal allows it on this device and optimizer (the refusal logged when `log_choices`).
+StepSettings step_settings(const Recipe& recipe, const RunPlan& plan, const c10::Device& device, torch::optim::Optimizer& optimizer,
+                           bool log_choices);
 
 class TrainStep {
  public:

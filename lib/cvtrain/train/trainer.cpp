@@ -5,15 +5,14 @@
 #include "cvtrain/train/trainer.h"
 
 #include <ATen/ATen.h>
-#include <torch/cuda.h>
 
 #include <fmt/format.h>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"
@@ -61,7 +60,7 @@ class Trainer {
   EvalResult evaluate_model(const LoaderOptions& loader);
   void write_final_files(double seconds) const;
 
-  // What runs: the recipe (a copy: train.micro_batch: auto is resolved into it), this rank, the parts.
+  // What runs: the recipe as written, this rank, the parts (run_.plan: what the recipe resolved to).
   Recipe recipe_;
   RankInfo rank_;
   TrainingRun run_;
@@ -86,10 +85,10 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
       run_(build_run(recipe_, rank_)),
       step_(StepParts{*run_.model, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
                       [this] { return checkpoints_.minutes_elapsed(); }},
-            step_settings(recipe_, run_.device, *run_.optimizer, rank.rank == 0)),
+            step_settings(recipe_, run_.plan, run_.device, *run_.optimizer, rank.rank == 0)),
       checkpoints_(recipe_, *run_.comm, run_.device, *run_.schedule, run_.data.named_classes),
       progress_(rank.rank == 0 && ProgressDisplay::stderr_is_terminal()),
-      profiler_(recipe_, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
+      profiler_(recipe_, run_.plan, run_.perf, *run_.comm, run_.device, run_.flops_per_image, *run_.data.train_timings),
       trace_(recipe_.profile, rank.rank, rank.world_size, run_.comm->backend(), recipe_.output, run_.device.is_cuda()),
       interval_loss_(run_.device) {
   if (recipe_.train.ema.decay > 0) ema_ = std::make_unique<WeightEma>(recipe_.train.ema, *run_.strategy, *run_.model);
@@ -280,7 +279,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
 EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
   run_.strategy->gather_parameters();
   const EvalResult eval =
-      evaluate(*run_.model, *run_.data.val, loader, run_.feed, PrecisionPolicy{recipe_.precision}, *run_.comm, recipe_.model.num_classes);
+      evaluate(*run_.model, *run_.data.val, loader, run_.feed, run_.plan.precision, *run_.comm, recipe_.model.num_classes);
   run_.strategy->release_parameters();
   return eval;
 }
@@ -294,7 +293,5 @@ void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, th
 }  // namespace
 
 TrainSummary train(const Recipe& recipe, const RankInfo& rank) { return Trainer(recipe, rank).run(); }
-
-int visible_cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 }  // namespace cvtrain

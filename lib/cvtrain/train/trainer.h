@@ -21,7 +21,4 @@ struct TrainSummary {
 // writes recipe.yaml, metrics.jsonl and model.pt into recipe.output.
 TrainSummary train(const Recipe& recipe, const RankInfo& rank);
 
-// CUDA devices this process sees (0 without CUDA): what distributed.nproc_per_node auto means.
-int visible_cuda_devices();
-
 }  // namespace cvtrain

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <filesystem>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/pretrained.h"
@@ -97,7 +97,7 @@ EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const Ev
   loader.bad_samples = run.data.val_bad.get();
   Stopwatch clock;
   report.result =
-      evaluate(*run.model, *run.data.val, loader, run.feed, PrecisionPolicy{recipe.precision}, *run.comm, recipe.model.num_classes);
+      evaluate(*run.model, *run.data.val, loader, run.feed, run.plan.precision, *run.comm, recipe.model.num_classes);
   report.seconds = clock.seconds();
   report.classes = class_accuracy(report.result.per_class, run.data.val->class_names());
   report.unusable = unusable_over_ranks(*run.data.val_bad, *run.comm, run.device);
