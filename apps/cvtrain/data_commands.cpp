@@ -18,7 +18,7 @@
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/progress.h"
-#include "cvtrain/train/sample_preview.h"
+#include "cvtrain/tools/sample_preview.h"
 
 namespace cvtrain::cli {
 namespace {

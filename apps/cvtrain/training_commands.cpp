@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,7 +22,7 @@
 #include "cvtrain/recipe/recipe_schema.h"
 #include "cvtrain/recipe/run_plan.h"
 #include "cvtrain/recipe/sweep_space.h"
-#include "cvtrain/train/preflight.h"
+#include "cvtrain/tools/preflight.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_data.h"
 #include "cvtrain/train/trainer.h"
@@ -31,7 +32,10 @@ namespace {
 
 int run_train(const RecipeArgs& args, int argc, char** argv) {
   return as_rank_or_launcher(args, argc, argv, [](const Recipe& recipe, const std::optional<RankInfo>& rank) {
-    const TrainSummary summary = train(recipe, rank_of_process(rank, recipe.distributed));
+    // preflight: true measures the built model before the strategy takes it over (tools/preflight.h).
+    std::function<void(PreflightParts&)> preflight;
+    if (recipe.preflight) preflight = [&recipe](PreflightParts& run) { run_preflight(run, recipe); };
+    const TrainSummary summary = train(recipe, rank_of_process(rank, recipe.distributed), preflight);
     if (summary.top1 >= 0 && (!rank || rank->rank == 0))
       std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
     return 0;
@@ -183,9 +187,9 @@ Command add_launch_command(CLI::App& app) {
 
 // The job's ranks, launched as training would launch them, measure and stop.
 int run_preflight_only(const RecipeArgs& args, int argc, char** argv) {
-  return as_rank_or_launcher(args, argc, argv, [](const Recipe& loaded, const std::optional<RankInfo>& rank) {
-    TrainingRun run = build_preflight_run(loaded, rank_of_process(rank, loaded.distributed));
-    run_preflight(run, loaded);
+  return as_rank_or_launcher(args, argc, argv, [](const Recipe& recipe, const std::optional<RankInfo>& rank) {
+    PreflightParts run = build_preflight_parts(recipe, rank_of_process(rank, recipe.distributed));
+    run_preflight(run, recipe);
     return 0;
   });
 }

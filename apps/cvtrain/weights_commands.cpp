@@ -19,10 +19,10 @@
 #include "cvtrain/launch/job.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/safetensors.h"
+#include "cvtrain/tools/export.h"
+#include "cvtrain/tools/prediction.h"
+#include "cvtrain/tools/weights_evaluation.h"
 #include "cvtrain/train/checkpoint.h"
-#include "cvtrain/train/export.h"
-#include "cvtrain/train/prediction.h"
-#include "cvtrain/train/weights_evaluation.h"
 
 namespace cvtrain::cli {
 namespace {

@@ -1,7 +1,7 @@
 // What `cvtrain preflight` measured on every rank, and the findings drawn from it before training:
 // the rank that computes slowly, the link that copies slowly, an input pipeline that cannot feed
 // the model, gradients the network cannot all-reduce in time. Each finding names the rank, link or
-// pipeline and the recipe key to change. Torch-free; the probes are in train/preflight.cpp.
+// pipeline and the recipe key to change. Torch-free; the probes are in tools/preflight.cpp.
 #pragma once
 
 #include <optional>

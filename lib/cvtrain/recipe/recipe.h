@@ -331,7 +331,7 @@ struct Recipe {
   CheckpointSpec checkpoint;
   ObserveSpec observe;
   ProfileSpec profile;
-  bool preflight = false;  // measure the ranks, links and input pipeline before training (train/preflight.h)
+  bool preflight = false;  // measure the ranks, links and input pipeline before training (tools/preflight.h)
   std::string output = "runs/default";
 
   // Where each key the files or overrides set came from ("recipes/a.yaml:12", "override 'x=1'"),

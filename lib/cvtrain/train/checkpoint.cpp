@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
+#include <torch/nn/module.h>
+#include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
 #include <torch/version.h>
 #include <unistd.h>
@@ -18,11 +20,11 @@
 #include <fstream>
 #include <map>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/version.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/recipe/recipe.h"
@@ -302,6 +304,16 @@ std::string checkpoint_folder_of(const std::string& source) {
   if (fs::exists(fs::path(source) / "model.safetensors"))
     throw Error(fmt::format("{}: checkpoint has no COMPLETE marker (its write was interrupted); use a complete one", source));
   throw Error(fmt::format("{}: neither a checkpoint folder (checkpoints/step-N) nor a run folder with checkpoints/", source));
+}
+
+void save_model_file(torch::nn::Module& model, const std::string& path) {
+  const std::string temporary = path + ".tmp";
+  torch::serialize::OutputArchive archive;
+  model.save(archive);
+  archive.save_to(temporary);
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) throw Error(fmt::format("{}: cannot rename into place ({})", path, ec.message()));
 }
 
 }  // namespace cvtrain

@@ -12,6 +12,10 @@
 
 #include "cvtrain/models/safetensors.h"
 
+namespace torch::nn {
+class Module;
+}
+
 namespace cvtrain {
 
 struct Recipe;
@@ -113,5 +117,9 @@ std::vector<std::string> build_changes_since(const std::string& folder, const st
 // complete checkpoint of the run folder `source`, or of a folder of checkpoints (OUTPUT/best,
 // OUTPUT/checkpoints). Throws Error naming `source` when it is none of these.
 std::string checkpoint_folder_of(const std::string& source);
+
+// model.pt (torch::save of the whole module) through a temporary name and a rename, as every
+// other artifact of a run: a crash while writing leaves the earlier file whole.
+void save_model_file(torch::nn::Module& model, const std::string& path);
 
 }  // namespace cvtrain

@@ -1,17 +1,17 @@
 // LastEvaluation (see last_evaluation.h): the report `cvtrain eval` makes, from training's own pass.
 #include "cvtrain/train/last_evaluation.h"
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/sample_pipeline.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/observe/class_accuracy.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/train/eval_report.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_directory.h"
-#include "cvtrain/train/weights_evaluation.h"
 
 namespace cvtrain {
 

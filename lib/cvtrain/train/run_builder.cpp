@@ -49,7 +49,6 @@
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/micro_batch.h"
 #include "cvtrain/train/precision.h"
-#include "cvtrain/train/preflight.h"
 #include "cvtrain/train/run_directory.h"
 
 namespace cvtrain {
@@ -170,10 +169,10 @@ int64_t probe_micro_batch(Classifier& model, MicroBatchProbe probe, const OptimS
 }
 
 // train.micro_batch: auto resolved into the plan (and the loader) from this run's GPU.
-void choose_micro_batch(TrainingRun& run, const Recipe& recipe) {
+void choose_micro_batch(PreflightParts& run, const Recipe& recipe) {
   MicroBatchProbe probe;
   probe.device = run.device;
-  probe.channels = run.data.channels;
+  probe.channels = run.channels;
   probe.image_size = recipe.model.image_size;
   probe.precision = run.plan.precision;
   probe.channels_last = run.feed.channels_last;
@@ -289,33 +288,35 @@ void write_provenance(const TrainingRun& run) {
   run.folder->write("provenance.json", provenance_json(p));
 }
 
-// The device, what the data loader and feeder are told, and the data (train and val, or val alone).
-TrainingRun open_parts(const Recipe& recipe, const RankInfo& rank, RunData (*open_data)(const Recipe&)) {
-  TrainingRun run;
+// The plan for this job and the device it runs on.
+void start_on_device(InferenceParts& run, const Recipe& recipe, const RankInfo& rank) {
   run.plan = RunPlan::of(recipe, rank.world_size);
   run.device = choose_device(recipe.device, rank);
   run.plan.device = run.device.str();
-  run.memory_at_start = current_memory_bytes(run.device);
-  run.data = open_data(recipe);
-  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, rank);
-  run.feed = feed_options(recipe.data, run.plan.precision, run.device);
-  return run;
 }
 
-// The model on the device in its layout, for run.data.channels.
-void build_model_on_device(TrainingRun& run, const Recipe& recipe, bool log) {
+// The data (train and val, or val alone) and what its loader and feeder are told.
+void open_data_and_loader(EvaluationParts& run, const Recipe& recipe, const RankInfo& rank, RunData (*open_data)(const Recipe&)) {
+  run.data = open_data(recipe);
+  run.channels = run.data.channels;
+  run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, rank);
+  run.feed = feed_options(recipe.data, run.plan.precision, run.device);
+}
+
+// The model on the device in its layout, for run.channels.
+void build_model_on_device(InferenceParts& run, const Recipe& recipe, bool log) {
   torch::manual_seed(static_cast<uint64_t>(recipe.train.seed));
   configure_tf32(run.plan.precision);
   // Off by default, as in PyTorch: timed choices differ from run to run, and on an H200 they made
   // ResNet-50 no faster than cuDNN's heuristics (docs/benchmarks.md, "On one H200"). Unusual shapes may gain.
   at::globalContext().setBenchmarkCuDNN(recipe.train.cudnn_benchmark);
-  run.model = build_run_model(recipe.model, run.data.channels, run.device, log);
+  run.model = build_run_model(recipe.model, run.channels, run.device, log);
   run.feed.channels_last = recipe.train.channels_last && run.model->is_convolutional();
   if (run.feed.channels_last) to_channels_last(*run.model);
 }
 
 // The process group, then the model on the device in its layout.
-void join_and_build_model(TrainingRun& run, const Recipe& recipe, const RankInfo& rank) {
+void join_and_build_model(EvaluationParts& run, const Recipe& recipe, const RankInfo& rank) {
   install_stop_handlers();
   share_cores(rank);
   run.comm = join_group(recipe.distributed, run.plan.strategy, rank, run.device);
@@ -325,7 +326,7 @@ void join_and_build_model(TrainingRun& run, const Recipe& recipe, const RankInfo
 
 // data.decoder for the training samples: with a device decoder, the loader leaves the files it
 // takes encoded for it (epoch_input.h).
-void choose_training_decoder(TrainingRun& run, const Recipe& recipe, bool log) {
+void choose_training_decoder(PreflightParts& run, const Recipe& recipe, bool log) {
   SampleTransform transform = run.loader.transform;
   transform.augment = &recipe.augment;
   const DecoderChoice choice = choose_decoder(recipe.data.decoder, recipe.data.format, *run.data.train, transform, run.device);
@@ -338,7 +339,7 @@ void choose_training_decoder(TrainingRun& run, const Recipe& recipe, bool log) {
 
 // The loader's decode threads, in the plan that the profiler's advice and preflight read; data.workers:
 // auto is told once.
-void resolve_workers(TrainingRun& run, const Recipe& recipe, const RankInfo& rank) {
+void resolve_workers(InferenceParts& run, const Recipe& recipe, const RankInfo& rank) {
   run.plan.workers = run.loader.workers;
   if (!recipe.data.workers.automatic) return;
   if (rank.rank == 0)
@@ -347,41 +348,53 @@ void resolve_workers(TrainingRun& run, const Recipe& recipe, const RankInfo& ran
               run.device.is_cuda() ? "one per rank left to its training thread" : "half left to training, which computes on them");
 }
 
-// What training and preflight share: device, data, process group, model, the ranks' names, and
-// train.micro_batch: auto resolved. `with_output`: rank 0 prepares the run folder.
-TrainingRun build_measured_parts(const Recipe& recipe, const RankInfo& rank, bool with_output) {
-  TrainingRun run = open_parts(recipe, rank, &open_run_data);
+// What training and preflight open first: the device (its memory in use before anything of the
+// run's), the data, the workers and the decoder.
+void open_training_input(PreflightParts& run, const Recipe& recipe, const RankInfo& rank) {
+  start_on_device(run, recipe, rank);
+  run.memory_at_start = current_memory_bytes(run.device);
+  open_data_and_loader(run, recipe, rank, &open_run_data);
   resolve_workers(run, recipe, rank);
   choose_training_decoder(run, recipe, rank.rank == 0);
-  if (rank.rank == 0 && with_output) prepare_output(run, recipe);
+}
+
+// Then the process group, the model, train.micro_batch: auto and the ranks' names.
+void build_measured_model(PreflightParts& run, const Recipe& recipe, const RankInfo& rank) {
   join_and_build_model(run, recipe, rank);
-  run.flops_per_image = forward_flops_per_image(*run.model, run.data.channels, recipe.model.image_size);
+  run.flops_per_image = forward_flops_per_image(*run.model, run.channels, recipe.model.image_size);
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
   run.perf = perf_context(recipe, rank, run.device, *run.comm);
   run.perf.gradient_mb = static_cast<double>(parameter_bytes(*run.model)) / (1024.0 * 1024.0);
-  return run;
 }
 
 }  // namespace
 
+EvaluationParts::EvaluationParts() = default;
+EvaluationParts::EvaluationParts(EvaluationParts&&) noexcept = default;
+EvaluationParts::~EvaluationParts() = default;
 TrainingRun::TrainingRun() = default;
 TrainingRun::TrainingRun(TrainingRun&&) noexcept = default;
 TrainingRun::~TrainingRun() = default;
 
-TrainingRun build_preflight_run(const Recipe& recipe, const RankInfo& rank) { return build_measured_parts(recipe, rank, false); }
+PreflightParts build_preflight_parts(const Recipe& recipe, const RankInfo& rank) {
+  PreflightParts run;
+  open_training_input(run, recipe, rank);
+  build_measured_model(run, recipe, rank);
+  return run;
+}
 
-TrainingRun build_eval_run(const Recipe& recipe, const RankInfo& rank) {
-  TrainingRun run = open_parts(recipe, rank, &open_eval_data);
+EvaluationParts build_evaluation_parts(const Recipe& recipe, const RankInfo& rank) {
+  EvaluationParts run;
+  start_on_device(run, recipe, rank);
+  open_data_and_loader(run, recipe, rank, &open_eval_data);
   join_and_build_model(run, recipe, rank);
   return run;
 }
 
-TrainingRun build_inference_run(const Recipe& recipe, int64_t channels) {
-  TrainingRun run;
-  run.plan = RunPlan::of(recipe, 1);
-  run.device = choose_device(recipe.device, RankInfo{});
-  run.plan.device = run.device.str();
-  run.data.channels = channels;
+InferenceParts build_inference_parts(const Recipe& recipe, int64_t channels) {
+  InferenceParts run;
+  start_on_device(run, recipe, RankInfo{});
+  run.channels = channels;
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, RankInfo{});
   run.plan.workers = run.loader.workers;
   run.feed = feed_options(recipe.data, run.plan.precision, run.device);
@@ -389,9 +402,13 @@ TrainingRun build_inference_run(const Recipe& recipe, int64_t channels) {
   return run;
 }
 
-TrainingRun build_run(const Recipe& recipe, const RankInfo& rank) {
-  TrainingRun run = build_measured_parts(recipe, rank, true);
-  if (recipe.preflight) run_preflight(run, recipe);  // before the strategy takes the model over
+// Rank 0 prepares the run folder after the data's checks and before any time goes to the group.
+TrainingRun build_run(const Recipe& recipe, const RankInfo& rank, const BeforeStrategy& before_strategy) {
+  TrainingRun run;
+  open_training_input(run, recipe, rank);
+  if (rank.rank == 0) prepare_output(run, recipe);
+  build_measured_model(run, recipe, rank);
+  if (before_strategy) before_strategy(run);
   build_optimization(run, recipe);
   if (rank.rank == 0) write_provenance(run);
   if (rank.rank == 0) {

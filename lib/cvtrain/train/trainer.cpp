@@ -25,7 +25,6 @@
 #include "cvtrain/train/checkpoint_manager.h"
 #include "cvtrain/train/epoch_input.h"
 #include "cvtrain/train/evaluator.h"
-#include "cvtrain/train/export.h"
 #include "cvtrain/train/failure_recording.h"
 #include "cvtrain/train/fault_injection.h"
 #include "cvtrain/train/last_evaluation.h"
@@ -45,7 +44,7 @@ namespace {
 
 class Trainer {
  public:
-  Trainer(const Recipe& recipe, const RankInfo& rank);
+  Trainer(const Recipe& recipe, const RankInfo& rank, const BeforeStrategy& before_strategy);
   TrainSummary run();
 
  private:
@@ -79,10 +78,10 @@ class Trainer {
   double epoch_seconds_ = 0;
 };
 
-Trainer::Trainer(const Recipe& recipe, const RankInfo& rank)
+Trainer::Trainer(const Recipe& recipe, const RankInfo& rank, const BeforeStrategy& before_strategy)
     : recipe_(recipe),
       rank_(rank),
-      run_(build_run(recipe_, rank_)),
+      run_(build_run(recipe_, rank_, before_strategy)),
       step_(StepParts{*run_.model, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
                       [this] { return checkpoints_.minutes_elapsed(); }},
             step_settings(recipe_, run_.plan, run_.device, *run_.optimizer, rank.rank == 0)),
@@ -292,6 +291,8 @@ void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, th
 
 }  // namespace
 
-TrainSummary train(const Recipe& recipe, const RankInfo& rank) { return Trainer(recipe, rank).run(); }
+TrainSummary train(const Recipe& recipe, const RankInfo& rank, const std::function<void(PreflightParts&)>& before_strategy) {
+  return Trainer(recipe, rank, before_strategy).run();
+}
 
 }  // namespace cvtrain

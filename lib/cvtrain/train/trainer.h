@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 namespace cvtrain {
 
+struct PreflightParts;
 struct Recipe;
 struct RankInfo;
 
@@ -18,7 +20,8 @@ struct TrainSummary {
 };
 
 // Trains as the recipe says, as `rank` of its job (a default RankInfo: the only process). Rank 0
-// writes recipe.yaml, metrics.jsonl and model.pt into recipe.output.
-TrainSummary train(const Recipe& recipe, const RankInfo& rank);
+// writes recipe.yaml, metrics.jsonl and model.pt into recipe.output. `before_strategy` sees the
+// built model before the strategy takes it over (cvtrain's `preflight: true` probes it there).
+TrainSummary train(const Recipe& recipe, const RankInfo& rank, const std::function<void(PreflightParts&)>& before_strategy = {});
 
 }  // namespace cvtrain

@@ -5,10 +5,6 @@
 #include <cstdint>
 #include <string>
 
-namespace torch::nn {
-class Module;
-}
-
 namespace cvtrain {
 
 // What an exported file carries beside the weights, in its safetensors metadata: the recipe the
@@ -35,10 +31,6 @@ struct ExportResult {
 // `ema`: train.ema's weight average instead of the raw weights (an error naming the folder when
 // the checkpoint has none).
 ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype, bool ema = false);
-
-// model.pt (torch::save of the whole module) through a temporary name and a rename, as every
-// other artifact of a run: a crash while writing leaves the earlier file whole.
-void save_model_file(torch::nn::Module& model, const std::string& path);
 
 // Python lines that load the exported file into the reference library, or a note that the
 // architecture has none.

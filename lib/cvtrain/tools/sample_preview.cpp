@@ -1,6 +1,6 @@
 // The same loader, feeder and mixing the trainer runs, on the CPU, for one batch of the epoch's
 // first samples; then the normalisation undone and the samples drawn into a labelled grid.
-#include "cvtrain/train/sample_preview.h"
+#include "cvtrain/tools/sample_preview.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

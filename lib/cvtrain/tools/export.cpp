@@ -1,10 +1,8 @@
 // export_weights: find the checkpoint, read its weights and recipe, cast, write.
-#include "cvtrain/train/export.h"
+#include "cvtrain/tools/export.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
-#include <torch/nn/module.h>
-#include <torch/serialize/output-archive.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -54,16 +52,6 @@ std::map<std::string, std::string> export_metadata(ExportResult& result) {
 }
 
 }  // namespace
-
-void save_model_file(torch::nn::Module& model, const std::string& path) {
-  const std::string temporary = path + ".tmp";
-  torch::serialize::OutputArchive archive;
-  model.save(archive);
-  archive.save_to(temporary);
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) throw Error(fmt::format("{}: cannot rename into place ({})", path, ec.message()));
-}
 
 ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype, bool ema) {
   const std::optional<at::ScalarType> type = target_type(dtype);

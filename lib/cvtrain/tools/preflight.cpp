@@ -1,5 +1,5 @@
 // The preflight probes (see preflight.h): each timed for about half a second after a warm-up.
-#include "cvtrain/train/preflight.h"
+#include "cvtrain/tools/preflight.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/functional/loss.h>
@@ -58,14 +58,14 @@ at::Tensor random_normal(at::IntArrayRef shape, const at::TensorOptions& options
   return at::randn(shape, generator, at::kFloat).to(options);
 }
 
-at::ScalarType matmul_dtype(const TrainingRun& run, Precision precision) {
+at::ScalarType matmul_dtype(const PreflightParts& run, Precision precision) {
   if (!run.device.is_cuda()) return at::kFloat;
   if (precision == Precision::kBf16) return at::kBFloat16;
   if (precision == Precision::kFp16) return at::kHalf;
   return at::kFloat;  // tf32 where the recipe enabled it (configure_tf32)
 }
 
-double matmul_tflops(const TrainingRun& run, const Recipe& recipe) {
+double matmul_tflops(const PreflightParts& run, const Recipe& recipe) {
   const int64_t n = run.device.is_cuda() ? 8192 : 1024;
   const at::TensorOptions options = at::TensorOptions(run.device).dtype(matmul_dtype(run, recipe.precision));
   const at::Tensor a = random_normal({n, n}, options), b = random_normal({n, n}, options);
@@ -74,7 +74,7 @@ double matmul_tflops(const TrainingRun& run, const Recipe& recipe) {
   return rate * 2.0 * static_cast<double>(n * n * n) / 1e12;
 }
 
-std::optional<double> host_to_device_gbps(const TrainingRun& run) {
+std::optional<double> host_to_device_gbps(const PreflightParts& run) {
   if (!run.device.is_cuda()) return std::nullopt;
   constexpr int64_t kBytes = int64_t{256} << 20;
   const at::Tensor host = at::empty({kBytes}, at::TensorOptions(at::kByte).pinned_memory(true));
@@ -83,7 +83,7 @@ std::optional<double> host_to_device_gbps(const TrainingRun& run) {
 }
 
 // None for synthetic data: its batches are made on the device, with no pipeline to measure.
-std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe& recipe) {
+std::optional<double> pipeline_images_per_s(const PreflightParts& run, const Recipe& recipe) {
   if (recipe.data.format == DataFormat::kSynthetic) return std::nullopt;
   PipelineBenchOptions options;
   options.workers = run.plan.workers.value_or(0);
@@ -101,11 +101,11 @@ std::optional<double> pipeline_images_per_s(const TrainingRun& run, const Recipe
 }
 
 // Forward and backward at the recipe's micro-batch and precision, on random images.
-double model_images_per_s(TrainingRun& run, const Recipe& recipe) {
+double model_images_per_s(PreflightParts& run, const Recipe& recipe) {
   const ModelSnapshot snapshot(*run.model, run.device);
   run.model->train();
   const int64_t micro = run.plan.batch.micro, side = recipe.model.image_size;
-  const at::Tensor images = random_normal({micro, run.data.channels, side, side}, at::TensorOptions(run.device))
+  const at::Tensor images = random_normal({micro, run.channels, side, side}, at::TensorOptions(run.device))
                                 .contiguous(run.feed.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   const at::Tensor labels = at::randint(recipe.model.num_classes, {micro}, at::TensorOptions(run.device).dtype(at::kLong));
   const double rate = calls_per_second(run.device, [&] {
@@ -121,7 +121,7 @@ double model_images_per_s(TrainingRun& run, const Recipe& recipe) {
   return rate * static_cast<double>(micro);
 }
 
-double gradient_mb(const TrainingRun& run) {
+double gradient_mb(const PreflightParts& run) {
   int64_t bytes = 0;
   for (const auto& p : run.model->parameters())
     if (p.requires_grad()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
@@ -131,7 +131,7 @@ double gradient_mb(const TrainingRun& run) {
 // Bus bandwidth as nccl-tests defines it for all-reduce: 2 (n - 1) / n x bytes / time. A fixed
 // number of calls, the same on every rank (a count each rank chose by its own clock would leave
 // the faster ones in an all-reduce the others never join).
-double allreduce_bus_gbps(const TrainingRun& run, int64_t bytes) {
+double allreduce_bus_gbps(const PreflightParts& run, int64_t bytes) {
   constexpr int64_t kCalls = 8;
   at::Tensor tensor = at::ones({bytes / 4}, at::TensorOptions(run.device).dtype(at::kFloat));
   run.comm->all_reduce_sum(tensor, "preflight all-reduce");  // warm-up: connections, buffers
@@ -145,7 +145,7 @@ double allreduce_bus_gbps(const TrainingRun& run, int64_t bytes) {
 }
 
 // Every rank's four figures, on every rank (one all-gather; -1 stands for "not measured").
-std::vector<RankProbe> gather_probes(const TrainingRun& run, const RankProbe& mine) {
+std::vector<RankProbe> gather_probes(const PreflightParts& run, const RankProbe& mine) {
   constexpr int64_t kFields = 4;
   const std::vector<double> values{mine.matmul_tflops, mine.h2d_gbps.value_or(-1), mine.pipeline_images_per_s.value_or(-1),
                                    mine.model_images_per_s};
@@ -173,7 +173,7 @@ std::vector<RankProbe> gather_probes(const TrainingRun& run, const RankProbe& mi
 
 }  // namespace
 
-PreflightResults run_preflight(TrainingRun& run, const Recipe& recipe) {
+PreflightResults run_preflight(PreflightParts& run, const Recipe& recipe) {
   if (run.comm->rank() == 0) log::info("preflight: measuring every rank for a few seconds before training");
   RankProbe mine;
   mine.matmul_tflops = matmul_tflops(run, recipe);

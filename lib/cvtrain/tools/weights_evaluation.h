@@ -7,12 +7,11 @@
 #include <string>
 #include <utility>
 
-#include "cvtrain/train/evaluator.h"
+#include "cvtrain/train/eval_report.h"
 
 namespace cvtrain {
 
 class Classifier;
-class Dataset;
 struct RankInfo;
 struct Recipe;
 
@@ -21,20 +20,6 @@ struct EvalRequest {
   std::string weights;     // a safetensors file with the model's key names (torchvision / timm)
   bool ema = false;        // the checkpoint's train.ema average instead of its raw weights
   int64_t batch = 0;       // images per rank and forward pass; 0: train.micro_batch (64 when auto)
-};
-
-struct EvalReport {
-  EvalResult result;
-  std::string weights_file;      // what was loaded
-  int64_t checkpoint_step = -1;  // the checkpoint's step; -1 for a weights file
-  bool ema = false;
-  int64_t unusable = 0;          // validation samples that could not be read (counted as misses)
-  int64_t batch = 0;
-  int world_size = 1;
-  double seconds = 0;            // the evaluation pass, loading excluded
-  ClassAccuracy classes;         // per-class top-1 and the most frequent confusions, by data.val's class names
-  std::string by = "cvtrain eval";  // who evaluated: cvtrain eval, or training (its last evaluation)
-  bool kept_whole = false;          // data.val's images are image_size squares, which the centre view keeps unresized
 };
 
 // The weights file a request names, and its checkpoint's step (-1 for a weights file): the
@@ -48,19 +33,9 @@ void load_for_evaluation(Classifier& model, const std::string& file, const Recip
 // Images per forward pass: the request's, else train.micro_batch (64 when auto).
 int64_t batch_of(const Recipe& recipe, const EvalRequest& request);
 
-// Whether `val` holds decoded image_size x image_size squares (IDX, synthetic), which the centre
-// view keeps whole instead of resizing by data.eval_crop_fraction; encoded files are not looked at.
-bool images_kept_whole(const Dataset& val, int64_t image_size);
-
 // Collective: every rank of the job calls it and gets the same report. Throws Error naming the
 // file when the weights do not fit the recipe's model (missing or unexpected keys, another class
 // count); RecipeError when there is nothing to evaluate or no data.val.
 EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const EvalRequest& request);
-
-// The report as one JSON object, with the settings that produced it.
-std::string eval_report_json(const EvalReport& report, const Recipe& recipe);
-// "top-1 … top-5 … loss … on N samples of data.val (…)", then the lowest classes and the most
-// frequent confusions.
-std::string eval_report_line(const EvalReport& report, const Recipe& recipe);
 
 }  // namespace cvtrain

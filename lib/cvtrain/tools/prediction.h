@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cvtrain/train/weights_evaluation.h"
+#include "cvtrain/tools/weights_evaluation.h"
 
 namespace cvtrain {
 

@@ -9,11 +9,11 @@
 namespace cvtrain {
 
 struct Recipe;
-struct TrainingRun;
+struct PreflightParts;
 
 // Collective: every rank calls it. Leaves the model's weights, buffers and the random streams as
 // they were, so a run trains the same with or without it. Rank 0 logs the table and the findings
 // and writes OUTPUT/preflight.json; every rank gets the results.
-PreflightResults run_preflight(TrainingRun& run, const Recipe& recipe);
+PreflightResults run_preflight(PreflightParts& run, const Recipe& recipe);
 
 }  // namespace cvtrain

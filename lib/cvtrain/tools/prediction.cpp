@@ -1,7 +1,7 @@
 // predict_images: the files as a dataset through the evaluation loader and feeder (so a file is
 // seen exactly as `cvtrain eval` sees a validation image), the model's top classes per file, and
 // the two formats they are written in.
-#include "cvtrain/train/prediction.h"
+#include "cvtrain/tools/prediction.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -27,8 +27,8 @@
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/tools/export.h"
 #include "cvtrain/train/checkpoint.h"
-#include "cvtrain/train/export.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_builder.h"
 
@@ -117,7 +117,7 @@ void keep_top(const at::Tensor& probabilities, const at::Tensor& files, int64_t 
 
 // Every file through the loader and the model, its top `k` kept in `images`; what cannot be read is
 // left to `bad`.
-void predict_batches(TrainingRun& run, const Recipe& recipe, const Dataset& files, const LoaderOptions& options, int64_t k, BadSamples& bad,
+void predict_batches(InferenceParts& run, const Recipe& recipe, const Dataset& files, const LoaderOptions& options, int64_t k, BadSamples& bad,
                      std::vector<ImagePrediction>& images) {
   std::vector<int64_t> order(files.size());
   std::iota(order.begin(), order.end(), 0);
@@ -190,7 +190,7 @@ PredictionReport predict_images(const Recipe& recipe, const PredictRequest& requ
       prediction_class_names(recipe, request.classes_file, report.weights_file, report.checkpoint_step >= 0, report.class_names_from);
   Recipe without_pretrained = recipe;  // the chosen weights are loaded below, strictly
   without_pretrained.model.pretrained.clear();
-  TrainingRun run = build_inference_run(without_pretrained, files.channels());
+  InferenceParts run = build_inference_parts(without_pretrained, files.channels());
   load_for_evaluation(*run.model, report.weights_file, recipe, true);
 
   for (size_t i = 0; i < files.size(); ++i) report.images.push_back(ImagePrediction{files.describe(i), {}, {}, {}});
