@@ -3,7 +3,6 @@
 #include "cvtrain/train/train_step.h"
 
 #include <ATen/ATen.h>
-#include <ATen/record_function.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
@@ -17,31 +16,18 @@
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
-#include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/stop_request.h"
 #include "cvtrain/models/classifier.h"
-#include "cvtrain/observe/cuda_ranges.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/run_plan.h"
 #include "cvtrain/train/fault_injection.h"
+#include "cvtrain/train/gradient_clipping.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/step_graph.h"
 
 namespace cvtrain {
-namespace {
-
-// The gradients the tensors have (a parameter that took no part in the step has none).
-std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& tensors) {
-  std::vector<at::Tensor> grads;
-  for (const at::Tensor& t : tensors)
-    if (t.grad().defined()) grads.push_back(t.grad());
-  return grads;
-}
-
-}  // namespace
-
 StepSettings step_settings(const Recipe& recipe, const RunPlan& plan, const c10::Device& device, torch::optim::Optimizer& optimizer,
                            bool log_choices) {
   StepSettings s;
@@ -73,10 +59,9 @@ TrainStep::TrainStep(StepParts parts, StepSettings settings)
     : parts_(parts),
       settings_(std::move(settings)),
       bad_steps_(settings_.max_bad_steps),
-      timer_(parts.device, settings_.breakdown),
+      marks_(parts.device, settings_.breakdown),
       rank_(parts.comm.rank()),
       world_size_(parts.comm.world_size()),
-      nvtx_(parts.device.is_cuda()),
       device_decides_(dynamic_cast<DeviceGradScaling*>(&parts.optimizer)),
       inject_factors_(non_finite_injection_configured()) {
   if (!settings_.cuda_graphs) return;
@@ -84,44 +69,21 @@ TrainStep::TrainStep(StepParts parts, StepSettings settings)
   graph_ = std::make_unique<StepGraph>(parts.device, settings_.accumulation);
 }
 
+// Eager: each micro-batch fetched and mixed, then the body every step shares, then the update
+// the optimizer decides on the host (foreach) or on the device (fused).
 StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   if (graph_) return run_graphed(batches, input);
   StepOutput out;
-  Strategy& strategy = parts_.strategy;
-  const int64_t accumulation = settings_.accumulation;
   start_step(batches, input);
-  parts_.optimizer.zero_grad(/*set_to_none=*/true);
-  at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
-  for (int64_t micro = 0; micro < accumulation; ++micro) {
-    const DeviceBatch batch = fetch_batch(batches, out);
-    enter(Phase::kCopy, Phase::kComm, input);
-    strategy.before_forward();  // fsdp: the all-gather of parameters
-    enter(Phase::kComm, Phase::kForward, input);
-    const auto [images, targets] = mixed_inputs(batch, input.epoch);
-    const at::Tensor loss = loss_of(images, targets);
-    enter(Phase::kForward, Phase::kBackward, input);
-    const bool last = micro == accumulation - 1;
-    strategy.before_backward(last);
-    parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
-    enter(Phase::kBackward, Phase::kComm, input);
-    strategy.after_backward(last);  // waits for the gradient communication backward did not hide
-    enter(Phase::kComm, last ? Phase::kOptimizer : Phase::kData, input);
-    step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
-  }
-  const std::vector<at::Tensor> updated = optimizer_tensors();
-  inject_non_finite(input.step, step_loss, updated);
-  const at::Tensor overflow = parts_.scaler.unscale(updated);  // fp16: inf/NaN in the gradients
-  // Whole gradients in the model's order: the norm then sums exactly as
-  // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
-  const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
-  enter(Phase::kOptimizer, Phase::kComm, input);
-  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, host_decisions(input), input);
-  enter(Phase::kComm, Phase::kOptimizer, input);
-  out.comm_wait_s = strategy.take_comm_wait_seconds();
+  at::Tensor step_loss =
+      forward_backward([&](int64_t) { return mixed_inputs(fetch_batch(batches, out), input.epoch); });
+  const HostDecisions decisions = host_decisions(input.step);
+  const at::Tensor flags = gradient_tail(step_loss, decision_flags(decisions), eager_factors(input.step), input);
+  out.comm_wait_s = parts_.strategy.take_comm_wait_seconds();
   out.loss = step_loss;
   if (device_decides_) {
     set_learning_rate(parts_.optimizer, input.lr);
-    settle(queue_update_on_device(flags, input), input, out);
+    settle(queue_update_on_device(flags), input, out);
   } else {
     update_decided_on_host(flags, input, out);
   }
@@ -136,16 +98,15 @@ StepOutput TrainStep::run_graphed(BatchSource& batches, const StepInput& input) 
   StepOutput out;
   start_step(batches, input);
   for (int64_t micro = 0; micro < settings_.accumulation; ++micro) {
-    const DeviceBatch batch = fetch_batch(batches, out);
-    const auto [images, targets] = mixed_inputs(batch, input.epoch);
+    const auto [images, targets] = mixed_inputs(fetch_batch(batches, out), input.epoch);
     if (!graph_->stage_batch(micro, images, targets))
       throw Error(fmt::format("step {}: a batch of shape {} does not fit the captured step's inputs ({}); training batches are all full",
                               input.step, fmt::join(images.sizes(), "x"), fmt::join(graph_->images(micro).sizes(), "x")));
   }
   stage_host_decisions(input);
-  enter(Phase::kCopy, Phase::kForward, input);
+  marks_.enter(Phase::kCopy, Phase::kForward);
   replay(input);
-  enter(Phase::kForward, Phase::kOptimizer, input);
+  marks_.enter(Phase::kForward, Phase::kOptimizer);
   out.loss = graph_->outputs().loss.clone();  // the next replay overwrites the static one
   out.comm_wait_s = parts_.strategy.take_comm_wait_seconds();
   settle(graph_->outputs().readout, input, out);
@@ -153,12 +114,66 @@ StepOutput TrainStep::run_graphed(BatchSource& batches, const StepInput& input) 
   return out;
 }
 
+// What a graph holds: the body every step shares, from the static inputs through the update,
+// reading the host's decisions, the learning rate and the test aids' factors from staged tensors.
+StepGraph::Outputs TrainStep::graphed_body(const StepInput& input) {
+  at::Tensor step_loss = forward_backward([&](int64_t micro) { return std::pair{graph_->images(micro), graph_->targets(micro)}; });
+  const at::Tensor flags = gradient_tail(step_loss, graph_->host_flags(), inject_factors_ ? graph_->factors() : at::Tensor(), input);
+  return StepGraph::Outputs{step_loss, queue_update_on_device(flags)};
+}
+
+// The micro-batches: gradients zeroed, then each one's forward and backward with the strategy's
+// communication around them. Returns the step's mean loss, on the device.
+at::Tensor TrainStep::forward_backward(const std::function<MicroInputs(int64_t)>& inputs) {
+  Strategy& strategy = parts_.strategy;
+  const int64_t accumulation = settings_.accumulation;
+  parts_.optimizer.zero_grad(/*set_to_none=*/true);
+  at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
+  for (int64_t micro = 0; micro < accumulation; ++micro) {
+    const auto [images, targets] = inputs(micro);
+    const bool last = micro == accumulation - 1;
+    marks_.enter(Phase::kCopy, Phase::kComm);
+    strategy.before_forward();  // fsdp: the all-gather of parameters
+    marks_.enter(Phase::kComm, Phase::kForward);
+    const at::Tensor loss = loss_of(images, targets);
+    marks_.enter(Phase::kForward, Phase::kBackward);
+    strategy.before_backward(last);
+    parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
+    marks_.enter(Phase::kBackward, Phase::kComm);
+    strategy.after_backward(last);  // waits for the gradient communication backward did not hide
+    marks_.enter(Phase::kComm, last ? Phase::kOptimizer : Phase::kData);
+    step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
+  }
+  return step_loss;
+}
+
+// After the last backward, the same in both paths: the test aids' non-finite factors (undefined:
+// none), fp16 unscaling, the global norm and clipping, and the control all-reduce of `decisions`.
+// Returns the agreed flags.
+at::Tensor TrainStep::gradient_tail(at::Tensor& step_loss, const at::Tensor& decisions, const at::Tensor& factors, const StepInput& input) {
+  const std::vector<at::Tensor> updated = optimizer_tensors();
+  if (factors.defined()) {
+    step_loss = step_loss * factors[0].to(at::kDouble);
+    at::_foreach_mul_(gradients_of(updated), factors[1]);
+  }
+  const at::Tensor overflow = parts_.scaler.unscale(updated);  // fp16: inf/NaN in the gradients
+  // Whole gradients in the model's order: the norm then sums exactly as
+  // clip_grad_norm_(model.parameters()) does. Shards: the strategy's own tensors.
+  const bool sharded = parts_.strategy.gradients_sharded();
+  const at::Tensor grad_norm = clip_gradient_norm(sharded ? updated : parts_.model.parameters(), settings_.grad_clip, parts_.device,
+                                                  sharded && world_size_ > 1 ? &parts_.comm : nullptr);
+  marks_.enter(Phase::kOptimizer, Phase::kComm);
+  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, decisions, input);
+  marks_.enter(Phase::kComm, Phase::kOptimizer);
+  return flags;
+}
+
 // What a replay reads from the host, written into the graph's tensors beforehand: the learning
-// rate, a stop signal, rank 0's checkpoint clock, and the test aids' non-finite factors.
+// rate, the host's decisions, and the test aids' non-finite factors.
 void TrainStep::stage_host_decisions(const StepInput& input) {
   set_learning_rate(parts_.optimizer, input.lr);  // staged into the tensor the captured kernel reads
-  inject_stop_request(input.step);
-  graph_->stage_flags(stop_requested() != 0, rank_ == 0 && parts_.save_due_by_clock());
+  const HostDecisions decisions = host_decisions(input.step);
+  graph_->stage_flags(decisions.stop, decisions.save_due);
   if (!inject_factors_) return;
   const NonFiniteFactors factors = non_finite_factors(input.step);
   graph_->stage_factors(factors.loss, factors.gradients);
@@ -167,34 +182,25 @@ void TrainStep::stage_host_decisions(const StepInput& input) {
 // Runs the graphed body (eager warm-up, capture, or replay), saying once when it was captured or
 // why it could not be.
 void TrainStep::replay(const StepInput& input) {
-  marks_off_ = true;  // inside the graph nothing is timed; a capture must not record the host's marks
   const bool captured_before = graph_->captured();
-  try {
+  {
+    const PhaseMarks::Silence silence(marks_);
     graph_->run([&] { return graphed_body(input); });
-  } catch (...) {
-    marks_off_ = false;
-    throw;
   }
-  marks_off_ = false;
   if (const std::optional<std::string> failure = graph_->take_capture_failure())
     log::warn("train.cuda_graphs: rank {} runs eager from step {} on: {}", rank_, input.step, *failure);
   if (!captured_before && graph_->captured() && rank_ == 0) log::info("train.cuda_graphs: step {} captured; the steps after replay it", input.step);
 }
 
-// The step's clocks and ranges open; the data phase begins, ended by each batch's arrival.
+// The step's marks open in the data phase, ended by each batch's arrival.
 void TrainStep::start_step(BatchSource& batches, const StepInput& input) {
-  timer_.begin_step();
-  if (nvtx_) nvtx_push("cvtrain::step");
-  batches.on_arrival([this, &input] { enter(Phase::kData, Phase::kCopy, input); });
-  begin_phase(Phase::kData, input);
+  marks_.begin_step(input.step, input.traced);
+  batches.on_arrival([this] { marks_.enter(Phase::kData, Phase::kCopy); });
 }
 
 void TrainStep::finish_step(BatchSource& batches) {
-  timer_.mark(Phase::kOptimizer);
-  timer_.end_step();
-  phase_range_.reset();
-  end_nvtx_ranges();
-  batches.on_arrival(nullptr);  // the hook refers to this step's input
+  marks_.end_step();
+  batches.on_arrival(nullptr);  // the hook refers to this step's marks
 }
 
 // The next micro-batch, its wait counted as data wait.
@@ -204,67 +210,6 @@ DeviceBatch TrainStep::fetch_batch(BatchSource& batches, StepOutput& out) {
   out.data_wait_s += wait.seconds();
   if (!batch) throw Error("the data loader ran out of batches before the epoch's last step");
   return std::move(*batch);
-}
-
-// What a graph holds: the micro-batches from the static inputs through the update, reading the
-// host's decisions and the learning rate from device tensors staged before each replay.
-StepGraph::Outputs TrainStep::graphed_body(const StepInput& input) {
-  Strategy& strategy = parts_.strategy;
-  const int64_t accumulation = settings_.accumulation;
-  parts_.optimizer.zero_grad(/*set_to_none=*/true);
-  at::Tensor step_loss = at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kDouble));
-  for (int64_t micro = 0; micro < accumulation; ++micro) {
-    strategy.before_forward();
-    const at::Tensor loss = loss_of(graph_->images(micro), graph_->targets(micro));
-    const bool last = micro == accumulation - 1;
-    strategy.before_backward(last);
-    parts_.scaler.scale(loss / static_cast<double>(accumulation)).backward();
-    strategy.after_backward(last);
-    step_loss += loss.detach().to(at::kDouble) / static_cast<double>(accumulation);
-  }
-  const std::vector<at::Tensor> updated = optimizer_tensors();
-  if (inject_factors_) {
-    step_loss = step_loss * graph_->factors()[0].to(at::kDouble);
-    at::_foreach_mul_(gradients_of(updated), graph_->factors()[1]);
-  }
-  const at::Tensor overflow = parts_.scaler.unscale(updated);
-  const at::Tensor grad_norm = clip_gradients(strategy.gradients_sharded() ? updated : parts_.model.parameters());
-  const at::Tensor flags = control_flags(step_loss, grad_norm, overflow, graph_->host_flags(), input);
-  return StepGraph::Outputs{step_loss, queue_update_on_device(flags, input)};
-}
-
-// Phase `ended` is over and `next` begins: the breakdown's mark, where the hang watch would say
-// this rank stopped, and in a trace window the profiler range of the phase.
-void TrainStep::enter(Phase ended, Phase next, const StepInput& input) {
-  if (marks_off_) return;
-  timer_.mark(ended);
-  begin_phase(next, input);
-}
-
-void TrainStep::begin_phase(Phase next, const StepInput& input) {
-  report_phase(input.step, next);
-  static const std::array<std::string, kPhaseCount> range_names = [] {
-    std::array<std::string, kPhaseCount> names;
-    for (size_t p = 0; p < kPhaseCount; ++p) names[p] = std::string("cvtrain::") + kPhaseNames[p];
-    return names;
-  }();
-  if (nvtx_) {
-    if (nvtx_phase_open_) nvtx_pop();
-    nvtx_push(range_names[static_cast<size_t>(next)].c_str());
-    nvtx_phase_open_ = true;
-  }
-  if (!input.traced) return;
-  phase_range_.reset();  // ends the previous phase's range
-  phase_range_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
-  phase_range_->before(range_names[static_cast<size_t>(next)]);
-}
-
-// Closes the last phase's NVTX range and the step's.
-void TrainStep::end_nvtx_ranges() {
-  if (!nvtx_) return;
-  if (nvtx_phase_open_) nvtx_pop();
-  nvtx_phase_open_ = false;
-  nvtx_pop();
 }
 
 // A micro-batch's images and targets; with Mixup/CutMix mixed, the targets soft (smoothing folded
@@ -293,32 +238,25 @@ std::vector<at::Tensor> TrainStep::optimizer_tensors() const {
   return groups.decay;
 }
 
-// The global gradient norm as a device tensor; with train.grad_clip the gradients are scaled
-// down to it. Computed as torch.nn.utils.clip_grad_norm_ does (the norm of the per-tensor norms),
-// and with shards as FSDP's clip_grad_norm_ does (squares of the local norm summed over ranks).
-at::Tensor TrainStep::clip_gradients(const std::vector<at::Tensor>& tensors) {
-  torch::NoGradGuard no_grad;
-  const std::vector<at::Tensor> grads = gradients_of(tensors);
-  at::Tensor total = grads.empty() ? at::zeros({}, at::TensorOptions(parts_.device).dtype(at::kFloat))
-                                   : at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2)).to(at::kFloat), 2);
-  if (parts_.strategy.gradients_sharded() && world_size_ > 1) {
-    at::Tensor squares = total.pow(2);
-    parts_.comm.all_reduce_sum(squares, "gradient norm all-reduce");
-    total = squares.sqrt();
-  }
-  if (settings_.grad_clip > 0 && !grads.empty()) {
-    const at::Tensor coefficient = (settings_.grad_clip / (total + 1e-6)).clamp_max(1.0);
-    at::_foreach_mul_(grads, coefficient);
-  }
-  return total;
+// [stop requested, checkpoint due] as the host sees them: a signal this rank received (or the
+// test aid's), rank 0's clock. Eager steps ask after backward, so that the clock includes the
+// step's own work; a graphed step asks before its replay.
+TrainStep::HostDecisions TrainStep::host_decisions(int64_t step) const {
+  inject_stop_request(step);
+  return HostDecisions{stop_requested() != 0, rank_ == 0 && parts_.save_due_by_clock()};
 }
 
-// [stop requested, checkpoint due] on the device: a signal this rank received, rank 0's clock.
-// Asked after backward, so that the clock includes the step's own work.
-at::Tensor TrainStep::host_decisions(const StepInput& input) {
-  inject_stop_request(input.step);
+at::Tensor TrainStep::decision_flags(const HostDecisions& decisions) const {
   const auto flag = [&](bool value) { return at::full({1}, value ? 1.0f : 0.0f, at::TensorOptions(parts_.device).dtype(at::kFloat)); };
-  return at::cat({flag(stop_requested() != 0), flag(rank_ == 0 && parts_.save_due_by_clock())});
+  return at::cat({flag(decisions.stop), flag(decisions.save_due)});
+}
+
+// The test aids' non-finite factors of an eager step (undefined when none are asked for, which
+// an eager step asks anew each time: one getenv).
+at::Tensor TrainStep::eager_factors(int64_t step) const {
+  if (!non_finite_injection_configured()) return at::Tensor();
+  const NonFiniteFactors f = non_finite_factors(step);
+  return at::tensor({f.loss, f.gradients}, at::TensorOptions(parts_.device).dtype(at::kFloat));
 }
 
 // One small all-reduce per step so every rank takes the same decisions: skip a non-finite step,
@@ -355,9 +293,9 @@ void TrainStep::update_decided_on_host(const at::Tensor& flags, const StepInput&
     bad_steps_.judge(false, false, parts_.scaler.enabled());
     set_learning_rate(parts_.optimizer, input.lr);
     parts_.optimizer.step();
-    enter(Phase::kOptimizer, Phase::kComm, input);
+    marks_.enter(Phase::kOptimizer, Phase::kComm);
     parts_.strategy.after_step();  // zero1/zero2/fsdp: updated shards all-gathered
-    enter(Phase::kComm, Phase::kOptimizer, input);
+    marks_.enter(Phase::kComm, Phase::kOptimizer);
   }
   if (!out.give_up) parts_.scaler.update(non_finite);
 }
@@ -366,13 +304,13 @@ void TrainStep::update_decided_on_host(const at::Tensor& flags, const StepInput&
 // moments and step counts as they were) and the loss scale follows the same flag. Nothing in here
 // waits for the device, which is what lets a CUDA graph hold the update. Returns the flags with the
 // loss scale the step used appended (a log line names it), for settle() to read.
-at::Tensor TrainStep::queue_update_on_device(const at::Tensor& flags, const StepInput& input) {
+at::Tensor TrainStep::queue_update_on_device(const at::Tensor& flags) {
   const at::Tensor skipped = (flags.narrow(0, 0, 2).sum() > 0).to(at::kFloat).reshape({1});
   device_decides_->scale_next_step(at::Tensor(), skipped);
   parts_.optimizer.step();
-  enter(Phase::kOptimizer, Phase::kComm, input);
+  marks_.enter(Phase::kOptimizer, Phase::kComm);
   parts_.strategy.after_step();  // a skipped step gathers the unchanged shards
-  enter(Phase::kComm, Phase::kOptimizer, input);
+  marks_.enter(Phase::kComm, Phase::kOptimizer);
   const at::Tensor readout = parts_.scaler.enabled() ? at::cat({flags, parts_.scaler.scale_tensor().to(at::kFloat)}) : flags;
   parts_.scaler.update(skipped);
   return readout;

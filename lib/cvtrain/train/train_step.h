@@ -11,20 +11,19 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/bad_step_policy.h"
 #include "cvtrain/train/classification_loss.h"
+#include "cvtrain/train/phase_marks.h"
 #include "cvtrain/train/step_graph.h"
 #include "cvtrain/train/step_timer.h"
 
 namespace torch::optim {
 class Optimizer;
-}
-namespace at {
-struct RecordFunction;
 }
 
 namespace cvtrain {
@@ -97,46 +96,46 @@ class TrainStep {
   const BadStepPolicy& bad_steps() const { return bad_steps_; }
   // The phases of finished steps (observe/step_phases.h); each step's `other` is the time
   // between the step before it and its start.
-  StepTimer& timer() { return timer_; }
+  StepTimer& timer() { return marks_.timer(); }
 
  private:
-  void enter(Phase ended, Phase next, const StepInput& input);
-  void begin_phase(Phase next, const StepInput& input);
-  void end_nvtx_ranges();
+  using MicroInputs = std::pair<at::Tensor, at::Tensor>;  // images, targets
+  struct HostDecisions {
+    bool stop = false, save_due = false;
+  };
   StepOutput run_graphed(BatchSource& batches, const StepInput& input);
+  StepGraph::Outputs graphed_body(const StepInput& input);
+  at::Tensor forward_backward(const std::function<MicroInputs(int64_t)>& inputs);
+  at::Tensor gradient_tail(at::Tensor& step_loss, const at::Tensor& decisions, const at::Tensor& factors, const StepInput& input);
   void stage_host_decisions(const StepInput& input);
   void replay(const StepInput& input);
   void start_step(BatchSource& batches, const StepInput& input);
   void finish_step(BatchSource& batches);
   static DeviceBatch fetch_batch(BatchSource& batches, StepOutput& out);
-  StepGraph::Outputs graphed_body(const StepInput& input);
-  std::pair<at::Tensor, at::Tensor> mixed_inputs(const DeviceBatch& batch, int64_t epoch) const;
+  MicroInputs mixed_inputs(const DeviceBatch& batch, int64_t epoch) const;
   at::Tensor loss_of(const at::Tensor& images, const at::Tensor& targets);
   std::vector<at::Tensor> optimizer_tensors() const;
-  at::Tensor clip_gradients(const std::vector<at::Tensor>& tensors);
-  at::Tensor host_decisions(const StepInput& input);
+  HostDecisions host_decisions(int64_t step) const;
+  at::Tensor decision_flags(const HostDecisions& decisions) const;
+  at::Tensor eager_factors(int64_t step) const;
   at::Tensor control_flags(const at::Tensor& step_loss, const at::Tensor& grad_norm, const at::Tensor& overflow,
                            const at::Tensor& decisions, const StepInput& input);
   static at::Tensor read_control(const at::Tensor& flags, StepOutput& out);
   void update_decided_on_host(const at::Tensor& flags, const StepInput& input, StepOutput& out);
-  at::Tensor queue_update_on_device(const at::Tensor& flags, const StepInput& input);
+  at::Tensor queue_update_on_device(const at::Tensor& flags);
   void settle(const at::Tensor& readout, const StepInput& input, StepOutput& out);
   void skip(const at::Tensor& step_loss, const StepInput& input, double scale, StepOutput& out);
 
   StepParts parts_;
   StepSettings settings_;
   BadStepPolicy bad_steps_;
-  StepTimer timer_;
-  std::unique_ptr<at::RecordFunction> phase_range_;  // the current phase, while traced
+  PhaseMarks marks_;  // the breakdown's clocks, the hang watch's phase, NVTX and profiler ranges
   int rank_, world_size_;
-  // On CUDA each phase is also an NVTX range, inside one per step, for Nsight Systems.
-  bool nvtx_ = false, nvtx_phase_open_ = false;
   // optim.implementation: fused takes the skip decision on the device (queue_update_on_device).
   DeviceGradScaling* device_decides_ = nullptr;
   // train.cuda_graphs: the capture and its static tensors; null when eager.
   std::unique_ptr<StepGraph> graph_;
-  bool marks_off_ = false;       // inside a graphed body: no timer marks, no phase reports
-  bool inject_factors_ = false;  // a test asked for non-finite steps: a graph multiplies by factors
+  bool inject_factors_ = false;  // a test asked for non-finite steps: the step multiplies by factors
 };
 
 }  // namespace cvtrain
