@@ -125,7 +125,8 @@ int run_check(RecipeArgs args) {
 Command add_check_command(CLI::App& app) {
   auto args = std::make_shared<RecipeArgs>();
   auto keys = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("check", "Validate a recipe; print the plan it resolves to and the recipe (inheritance, overrides, derived batch)");
+  auto* cmd = app.add_subcommand("check",
+                                 "Validate a recipe; print the plan it resolves to and the recipe (inheritance, overrides, derived batch)");
   add_recipe_args(*cmd, *args, false);
   cmd->add_flag("--keys", *keys, "Print every recipe key, one a line, and nothing else (no recipe needed; docs/recipes.md documents each)");
   cmd->add_flag("--no-paths{false}", args->check_paths,

@@ -65,7 +65,8 @@ TEST_CASE("preflight names the slow rank, the narrow link, the short pipeline an
                        Catch::Contains("\"h2d_gbps\": 12"));
   SECTION("the network threshold is observe.comm_bound") {
     recipe.observe.comm_bound = 0.9;
-    CHECK(kinds(preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size())))) == std::vector<std::string>{"slow_rank", "slow_copy", "input_short"});
+    CHECK(kinds(preflight_findings(r, recipe, RunPlan::of(recipe, static_cast<int>(r.ranks.size())))) ==
+          std::vector<std::string>{"slow_rank", "slow_copy", "input_short"});
   }
 }
 

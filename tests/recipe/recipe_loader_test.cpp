@@ -635,7 +635,8 @@ namespace {
 RunPlan planned(const Recipe& r) { return RunPlan::of(r, BatchPlan::of(r.train).world); }
 }  // namespace
 
-TEST_CASE("strategy auto stays in the recipe, its plan single for one rank and ddp for more, and an explicit single needs one rank", "[recipe]") {
+TEST_CASE("strategy auto stays in the recipe, its plan single for one rank and ddp for more, and an explicit single needs one rank",
+          "[recipe]") {
   TempDir dir;
   const std::string path = dir.write("r.yaml", kMinimal);
   const Recipe one = load_recipe(path, no_path_checks());

@@ -30,7 +30,8 @@ std::map<std::string, std::string> rows_of(const RunPlan& plan) {
 }  // namespace
 
 TEST_CASE("every strategy has its traits, and auto none until resolved", "[recipe]") {
-  for (const StrategyKind kind : {StrategyKind::kSingle, StrategyKind::kDdp, StrategyKind::kZero1, StrategyKind::kZero2, StrategyKind::kFsdp}) {
+  for (const StrategyKind kind :
+       {StrategyKind::kSingle, StrategyKind::kDdp, StrategyKind::kZero1, StrategyKind::kZero2, StrategyKind::kFsdp}) {
     const StrategyTraits& t = strategy_traits(kind);
     CHECK(t.kind == kind);
     CHECK(t.one_process == (kind == StrategyKind::kSingle));
@@ -76,7 +77,7 @@ TEST_CASE("the plan's rows say what the recipe decides and, once the job starts,
   CHECK(rows.at("batch") == "global 256 = micro 64 x accumulation 2 x world size 2");
   CHECK(rows.at("strategy") == "ddp");
   CHECK(rows.at("precision") == "bf16: autocast to bfloat16");
-  CHECK(rows.count("device") == 0);   // data.workers auto and the device wait for the job's machine
+  CHECK(rows.count("device") == 0);  // data.workers auto and the device wait for the job's machine
   CHECK(rows.count("workers") == 0);
   CHECK(plan.workers_described() == "auto (?)");
 

@@ -14,7 +14,9 @@ constexpr int64_t kFewestSamplesForShare = 100;  // below, a share of progressiv
 
 PerfMonitor::PerfMonitor(const Recipe& recipe, const RunPlan& plan, PerfContext context)
     : recipe_(recipe),
-      plan_(plan), context_(std::move(context)), stragglers_(recipe.observe.straggler_score, recipe.observe.chronic_windows) {}
+      plan_(plan),
+      context_(std::move(context)),
+      stragglers_(recipe.observe.straggler_score, recipe.observe.chronic_windows) {}
 
 void PerfMonitor::add_steps(const std::vector<PhaseSeconds>& steps) {
   for (const PhaseSeconds& s : steps) {
@@ -79,7 +81,8 @@ std::optional<double> PerfMonitor::RankSums::least_comm_fraction() const {
 
 std::optional<std::string> PerfMonitor::interval_warning(int64_t epoch, double images_per_s, double tflops) {
   if (warned_epoch_ == epoch || interval_.fraction(Phase::kData) < recipe_.observe.input_bound) return std::nullopt;
-  for (const Verdict& v : perf_verdicts(facts(interval_, epoch_sources_, RankSums{}, images_per_s, tflops, std::nullopt, false), recipe_, plan_))
+  for (const Verdict& v :
+       perf_verdicts(facts(interval_, epoch_sources_, RankSums{}, images_per_s, tflops, std::nullopt, false), recipe_, plan_))
     if (v.kind == "input_bound") {
       warned_epoch_ = epoch;
       return v.message;

@@ -29,8 +29,8 @@ std::optional<Verdict> storage_bound(const PerfFacts& f, const Recipe& r, const 
                              "time reading files rather than decoding them, so more data.workers (now {}) would only queue on the "
                              "same storage; copy the data to local disk, or pack it into a few large shards that read sequentially "
                              "(`cvtrain data pack SRC DST --shards N`, with --resize {} to read fewer bytes).",
-                             data >= r.observe.input_bound ? "" : "moderately ", percent(data), percent(reading),
-                             p.workers_described(), r.model.image_size * 8 / 7)};
+                             data >= r.observe.input_bound ? "" : "moderately ", percent(data), percent(reading), p.workers_described(),
+                             r.model.image_size * 8 / 7)};
 }
 
 // Where the GPU could decode the JPEGs instead (data.decoder nvjpeg): a clause for the input-bound advice.
@@ -59,8 +59,8 @@ std::optional<Verdict> input_bound(const PerfFacts& f, const Recipe& r, const Ru
   const int64_t cores_per_rank = std::max<int64_t>(1, f.cores / static_cast<unsigned>(std::max(1, f.local_world_size)));
   std::string advice;
   if (needed <= cores_per_rank) {
-    advice = fmt::format("data.workers: {} would keep up (now {}; this node has {} cores for {} rank{})", needed,
-                         p.workers_described(), f.cores, f.local_world_size, f.local_world_size == 1 ? "" : "s");
+    advice = fmt::format("data.workers: {} would keep up (now {}; this node has {} cores for {} rank{})", needed, p.workers_described(),
+                         f.cores, f.local_world_size, f.local_world_size == 1 ? "" : "s");
   } else {
     const std::string use_cores = workers >= cores_per_rank
                                       ? fmt::format("data.workers (now {}) already uses", p.workers_described())
@@ -91,9 +91,10 @@ std::optional<Verdict> copy_bound(const PerfFacts& f, const Recipe& r) {
 // With the global batch kept, more accumulation only shortens the backward that hides the one
 // all-reduce per step; what spreads it over more images is a larger global batch, which changes training.
 std::string comm_advice_without_buckets(const BatchPlan& b) {
-  return fmt::format("communicate once per more images: train.accumulation: {} with train.micro_batch: {} (train.global_batch {}, "
-                     "twice the images per step; scale optim.lr with it)",
-                     2 * b.accumulation, b.micro, 2 * b.global);
+  return fmt::format(
+      "communicate once per more images: train.accumulation: {} with train.micro_batch: {} (train.global_batch {}, "
+      "twice the images per step; scale optim.lr with it)",
+      2 * b.accumulation, b.micro, 2 * b.global);
 }
 
 // DDP's all-reduces run per bucket as backward fills them: gradients that fit one bucket cannot
@@ -263,9 +264,9 @@ int64_t workers_to_keep_up(int64_t workers, double data_fraction) {
 
 std::vector<Verdict> perf_verdicts(const PerfFacts& facts, const Recipe& recipe, const RunPlan& plan) {
   std::vector<Verdict> verdicts;
-  for (auto v : {input_bound(facts, recipe, plan), copy_bound(facts, recipe), comm_bound(facts, recipe, plan), host_bound(facts, recipe, plan),
-                 straggler(facts), step_outliers(facts, recipe), memory_pressure(facts, recipe, plan), memory_growth(facts, recipe),
-                 precision(facts, plan)})
+  for (auto v : {input_bound(facts, recipe, plan), copy_bound(facts, recipe), comm_bound(facts, recipe, plan),
+                 host_bound(facts, recipe, plan), straggler(facts), step_outliers(facts, recipe), memory_pressure(facts, recipe, plan),
+                 memory_growth(facts, recipe), precision(facts, plan)})
     if (v) verdicts.push_back(std::move(*v));
   return verdicts;
 }

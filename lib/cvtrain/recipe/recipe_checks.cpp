@@ -158,8 +158,9 @@ void check_cuda_graphs(const Recipe& r, bool trust_ratio, const CrossChecks& che
   if (trust_ratio)
     check.fail("train.cuda_graphs", fmt::format("needs a fused optimizer (sgd or adamw); {} updates through host decisions", name_of(r.optim.name)));
   else if (r.optim.implementation == OptimImplementation::kForeach)
-    check.fail("optim.implementation",
-               "foreach decides on the host whether to skip a step, which a captured step cannot; with train.cuda_graphs use fused (or auto)");
+    check.fail(
+        "optim.implementation",
+        "foreach decides on the host whether to skip a step, which a captured step cannot; with train.cuda_graphs use fused (or auto)");
 }
 
 // data.decoder nvjpeg decodes JPEG files on a GPU and renders only crop and flip there: what it
@@ -253,7 +254,8 @@ void check_optimizer(const Recipe& r, StrategyKind strategy, const CrossChecks& 
     check.fail("optim.implementation", fmt::format("ATen has fused kernels for sgd and adamw, not {}; use foreach or auto", name_of(r.optim.name)));
   check_cuda_graphs(r, trust_ratio, check);
   if (r.optim.layer_decay > 0 && flat_shards)
-    check.fail("optim.layer_decay", fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(strategy)));
+    check.fail("optim.layer_decay",
+               fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(strategy)));
   const auto& betas = r.optim.betas;
   if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
     check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");

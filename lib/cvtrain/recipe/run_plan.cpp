@@ -64,8 +64,9 @@ std::vector<std::pair<std::string, std::string>> RunPlan::rows() const {
   if (!device.empty()) rows.emplace_back("device", device);
   if (!decoder.empty()) rows.emplace_back("decoder", decoder);
   if (workers)
-    rows.emplace_back("workers", fmt::format("{}{}", *workers == 0 ? std::string("none: the training thread decodes")
-                                                                  : fmt::format("{} decode thread(s) per rank", *workers),
+    rows.emplace_back("workers", fmt::format("{}{}",
+                                             *workers == 0 ? std::string("none: the training thread decodes")
+                                                           : fmt::format("{} decode thread(s) per rank", *workers),
                                              workers_automatic ? " (data.workers: auto, from the cores the job has here)" : ""));
   return rows;
 }

@@ -20,14 +20,14 @@ namespace cvtrain {
 struct RunPlan {
   BatchPlan batch;  // micro-batch: auto holds global / world until the probe chooses
   PrecisionPolicy precision;
-  StrategyKind strategy = StrategyKind::kSingle;  // never auto
+  StrategyKind strategy = StrategyKind::kSingle;                    // never auto
   OptimImplementation optimizer_path = OptimImplementation::kAuto;  // fused where train.cuda_graphs needs it
   // Settled at the job's start by the machine that runs it; empty until then.
-  std::string device;         // "cpu", "cuda:0"
-  std::string decoder;        // what data.decoder chose, and why
+  std::string device;              // "cpu", "cuda:0"
+  std::string decoder;             // what data.decoder chose, and why
   std::optional<int64_t> workers;  // decode threads per rank (data.workers: auto counts the job's cores)
   bool workers_automatic = false;  // data.workers: auto
-  bool micro_batch_left = false;  // train.micro_batch: auto, not yet probed
+  bool micro_batch_left = false;   // train.micro_batch: auto, not yet probed
 
   // What the recipe alone decides for a job of `world_size` ranks.
   static RunPlan of(const Recipe& recipe, int world_size);

@@ -9,9 +9,9 @@ namespace cvtrain {
 
 struct StrategyTraits {
   StrategyKind kind = StrategyKind::kSingle;
-  bool one_process = false;             // single: no process group at all
-  bool updates_flat_shards = false;     // zero1/zero2/fsdp: each rank updates a flat shard that cuts across parameters and layers
-  bool overlaps_in_buckets = false;     // ddp/zero1: gradients reduced per distributed.bucket_mb bucket while backward runs
+  bool one_process = false;               // single: no process group at all
+  bool updates_flat_shards = false;       // zero1/zero2/fsdp: each rank updates a flat shard that cuts across parameters and layers
+  bool overlaps_in_buckets = false;       // ddp/zero1: gradients reduced per distributed.bucket_mb bucket while backward runs
   const char* gathers_in_step = nullptr;  // fsdp: why a graph's fixed addresses or a plain forward/backward cannot follow it
 };
 

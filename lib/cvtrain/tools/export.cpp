@@ -97,9 +97,10 @@ std::string loading_hint(const ExportResult& r, const std::string& out) {
   if (keys == KeyNames::kTorchvision) {
     if (r.small_stem || r.in_channels != 3)
       return "torchvision has no ResNet with model.small_stem or other than 3 input channels; load it with model.pretrained";
-    return fmt::format("import torchvision, safetensors.torch\nmodel = torchvision.models.{}(num_classes={})\n"
-                       "model.load_state_dict(safetensors.torch.load_file('{}'))",
-                       r.arch, classes, out);
+    return fmt::format(
+        "import torchvision, safetensors.torch\nmodel = torchvision.models.{}(num_classes={})\n"
+        "model.load_state_dict(safetensors.torch.load_file('{}'))",
+        r.arch, classes, out);
   }
   if (keys == KeyNames::kTimm) {
     const bool vit = traits->patch > 0;
@@ -107,13 +108,15 @@ std::string loading_hint(const ExportResult& r, const std::string& out) {
     std::string extra;
     if (vit && r.image_size != 224) extra += fmt::format(", img_size={}", r.image_size);
     if (r.in_channels != 3) extra += fmt::format(", in_chans={}", r.in_channels);
-    return fmt::format("import timm\nmodel = timm.create_model('{}', pretrained=True, num_classes={}{},\n"
-                       "                          pretrained_cfg_overlay=dict(file='{}', num_classes={}))",
-                       timm_name, classes, extra, out, classes);
+    return fmt::format(
+        "import timm\nmodel = timm.create_model('{}', pretrained=True, num_classes={}{},\n"
+        "                          pretrained_cfg_overlay=dict(file='{}', num_classes={}))",
+        timm_name, classes, extra, out, classes);
   }
-  return fmt::format("{} is cvtrain's own architecture (no torchvision or timm model); start another run from it with "
-                     "model.pretrained: {}",
-                     r.arch, out);
+  return fmt::format(
+      "{} is cvtrain's own architecture (no torchvision or timm model); start another run from it with "
+      "model.pretrained: {}",
+      r.arch, out);
 }
 
 }  // namespace cvtrain

@@ -14,7 +14,7 @@ inline constexpr const char* kRecipeMetadata = "cvtrain.recipe";
 inline constexpr const char* kClassNamesMetadata = "cvtrain.classes";
 
 struct ExportResult {
-  std::string checkpoint;   // the checkpoint folder the weights came from
+  std::string checkpoint;  // the checkpoint folder the weights came from
   std::string arch;
   int64_t num_classes = 0, image_size = 0, in_channels = 0;
   bool small_stem = false;

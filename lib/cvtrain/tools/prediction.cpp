@@ -117,8 +117,8 @@ void keep_top(const at::Tensor& probabilities, const at::Tensor& files, int64_t 
 
 // Every file through the loader and the model, its top `k` kept in `images`; what cannot be read is
 // left to `bad`.
-void predict_batches(InferenceParts& run, const Recipe& recipe, const Dataset& files, const LoaderOptions& options, int64_t k, BadSamples& bad,
-                     std::vector<ImagePrediction>& images) {
+void predict_batches(InferenceParts& run, const Recipe& recipe, const Dataset& files, const LoaderOptions& options, int64_t k,
+                     BadSamples& bad, std::vector<ImagePrediction>& images) {
   std::vector<int64_t> order(files.size());
   std::iota(order.begin(), order.end(), 0);
   torch::NoGradGuard no_grad;

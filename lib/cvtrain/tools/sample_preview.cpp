@@ -39,7 +39,7 @@ SamplesSeen first_samples(const Recipe& recipe, const RunData& data, const Previ
   const int64_t count = std::min<int64_t>(o.count, static_cast<int64_t>(train.size()));
   const c10::Device cpu(c10::kCPU);
   std::vector<int64_t> order = repeated_order(epoch_order(static_cast<uint64_t>(recipe.train.seed), o.epoch, train.size()),
-                                             recipe.augment.repeats, recipe.train.global_batch);
+                                              recipe.augment.repeats, recipe.train.global_batch);
   order.resize(std::min(order.size(), static_cast<size_t>(count)));
   LoaderOptions options = loader_options(recipe.data, recipe.train, recipe.model.image_size, cpu, RankInfo{});
   options.batch_size = count;
@@ -109,7 +109,8 @@ cv::Mat grid_of(const SamplesSeen& seen, const std::vector<std::string>& names) 
 }  // namespace
 
 PreviewResult write_sample_preview(const Recipe& recipe, const PreviewOptions& options) {
-  if (recipe.data.format == DataFormat::kSynthetic) throw Error("data preview: synthetic data is random noise made on the device; there are no files to show");
+  if (recipe.data.format == DataFormat::kSynthetic)
+    throw Error("data preview: synthetic data is random noise made on the device; there are no files to show");
   if (options.count < 1) throw Error("data preview: --count must be at least 1");
   const RunData data = open_run_data(recipe);
   const SamplesSeen seen = first_samples(recipe, data, options);

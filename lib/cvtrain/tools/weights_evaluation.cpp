@@ -44,16 +44,17 @@ void load_for_evaluation(Classifier& model, const std::string& file, const Recip
   } catch (const NotSafetensors&) {
     throw;  // the file's format, not the model section, is what is wrong
   } catch (const Error& e) {
-    throw Error(fmt::format("{} (the recipe's model section must describe the model the weights were trained as; here "
-                            "model.arch {}, model.num_classes {})",
-                            e.what(), recipe.model.arch, recipe.model.num_classes));
+    throw Error(
+        fmt::format("{} (the recipe's model section must describe the model the weights were trained as; here "
+                    "model.arch {}, model.num_classes {})",
+                    e.what(), recipe.model.arch, recipe.model.num_classes));
   }
   if (!report.reinitialised.empty())
-    throw Error(fmt::format("{}: its classifier head ({}) does not have model.num_classes {} outputs; set model.num_classes to "
-                            "the class count it was trained for",
-                            file, join(report.reinitialised, ", "), recipe.model.num_classes));
-  if (log && report.position_embedding_resized)
-    log::info("{}: position embedding interpolated to {} px", file, recipe.model.image_size);
+    throw Error(
+        fmt::format("{}: its classifier head ({}) does not have model.num_classes {} outputs; set model.num_classes to "
+                    "the class count it was trained for",
+                    file, join(report.reinitialised, ", "), recipe.model.num_classes));
+  if (log && report.position_embedding_resized) log::info("{}: position embedding interpolated to {} px", file, recipe.model.image_size);
 }
 
 int64_t batch_of(const Recipe& recipe, const EvalRequest& request) {
@@ -75,8 +76,7 @@ EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const Ev
   loader.batch_size = report.batch;
   loader.bad_samples = run.data.val_bad.get();
   Stopwatch clock;
-  report.result =
-      evaluate(*run.model, *run.data.val, loader, run.feed, run.plan.precision, *run.comm, recipe.model.num_classes);
+  report.result = evaluate(*run.model, *run.data.val, loader, run.feed, run.plan.precision, *run.comm, recipe.model.num_classes);
   report.seconds = clock.seconds();
   report.classes = class_accuracy(report.result.per_class, run.data.val->class_names());
   report.unusable = unusable_over_ranks(*run.data.val_bad, *run.comm, run.device);

@@ -18,11 +18,11 @@ struct EvalReport {
   std::string weights_file;      // what was loaded
   int64_t checkpoint_step = -1;  // the checkpoint's step; -1 for a weights file
   bool ema = false;
-  int64_t unusable = 0;          // validation samples that could not be read (counted as misses)
+  int64_t unusable = 0;  // validation samples that could not be read (counted as misses)
   int64_t batch = 0;
   int world_size = 1;
-  double seconds = 0;            // the evaluation pass, loading excluded
-  ClassAccuracy classes;         // per-class top-1 and the most frequent confusions, by data.val's class names
+  double seconds = 0;               // the evaluation pass, loading excluded
+  ClassAccuracy classes;            // per-class top-1 and the most frequent confusions, by data.val's class names
   std::string by = "cvtrain eval";  // who evaluated: cvtrain eval, or training (its last evaluation)
   bool kept_whole = false;          // data.val's images are image_size squares, which the centre view keeps unresized
 };

@@ -50,6 +50,7 @@
 #include "cvtrain/train/micro_batch.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_directory.h"
+#include "cvtrain/train/run_profiler.h"
 
 namespace cvtrain {
 namespace {
@@ -228,51 +229,6 @@ void prepare_output(TrainingRun& run, const Recipe& recipe) {
   run.metrics = std::make_unique<MetricsLog>(run.folder->file("metrics.jsonl"), recipe.output);  // and TensorBoard events
 }
 
-// "rank R (host H, GPU g)" of every rank: one all-gather of each rank's host name and GPU.
-std::vector<std::string> gather_rank_labels(const RankInfo& rank, const c10::Device& device, Communicator& comm) {
-  constexpr int64_t kHostChars = 64, kRow = kHostChars + 1;
-  char host[kHostChars] = {};
-  std::snprintf(host, kHostChars, "%s", host_name().c_str());
-  at::Tensor mine = at::zeros({kRow}, at::TensorOptions(device).dtype(at::kDouble));
-  at::Tensor row = at::zeros({kRow}, at::kDouble);
-  for (int64_t i = 0; i < kHostChars; ++i) row[i] = static_cast<double>(static_cast<unsigned char>(host[i]));
-  row[kHostChars] = device.is_cuda() ? static_cast<double>(device.index()) : -1.0;
-  mine.copy_(row);
-  at::Tensor all = at::zeros({rank.world_size * kRow}, mine.options());
-  if (rank.world_size > 1)
-    comm.all_gather(all, mine, "all-gather of the ranks' host names");
-  else
-    all.copy_(mine);
-  const at::Tensor on_host = all.cpu();
-  const double* v = on_host.data_ptr<double>();
-  std::vector<std::string> labels;
-  for (int r = 0; r < rank.world_size; ++r) {
-    std::string name;
-    for (int64_t i = 0; i < kHostChars && v[r * kRow + i] != 0; ++i) name += static_cast<char>(v[r * kRow + i]);
-    labels.push_back(rank_label(r, name, static_cast<int>(v[r * kRow + kHostChars])));
-  }
-  return labels;
-}
-
-// What the profiler knows of the job: the ranks' names, the device's peak for the precision in
-// use (observe.peak_tflops, else the table of known GPUs; never a guess for a CPU) and memory.
-PerfContext perf_context(const Recipe& recipe, const RankInfo& rank, const c10::Device& device, Communicator& comm) {
-  PerfContext c;
-  c.world_size = rank.world_size;
-  c.local_world_size = rank.local_world_size;
-  c.cores = node_cores(rank);
-  c.on_gpu = device.is_cuda();
-  c.device_name = device_name(device);
-  c.gpu_has_fast_bf16 = c.on_gpu && has_fast_bf16(compute_capability_major(device));
-  if (recipe.observe.peak_tflops > 0)
-    c.peak_tflops = recipe.observe.peak_tflops;
-  else if (c.on_gpu)
-    c.peak_tflops = known_peak_tflops(c.device_name, recipe.precision);
-  c.device_memory_bytes = device_memory_bytes(device);
-  c.rank_labels = gather_rank_labels(rank, device, comm);
-  return c;
-}
-
 // provenance.json, for `cvtrain report` and for telling runs apart: this start's command, versions and ranks.
 void write_provenance(const TrainingRun& run) {
   Provenance p = this_process_provenance();
@@ -363,7 +319,7 @@ void build_measured_model(PreflightParts& run, const Recipe& recipe, const RankI
   join_and_build_model(run, recipe, rank);
   run.flops_per_image = forward_flops_per_image(*run.model, run.channels, recipe.model.image_size);
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
-  run.perf = perf_context(recipe, rank, run.device, *run.comm);
+  run.perf = job_perf_context(recipe, rank, run.device, *run.comm);
   run.perf.gradient_mb = static_cast<double>(parameter_bytes(*run.model)) / (1024.0 * 1024.0);
 }
 

@@ -63,10 +63,10 @@ struct EvaluationParts : InferenceParts {
 };
 
 struct PreflightParts : EvaluationParts {
-  int64_t memory_at_start = 0;  // libraries and runtime: not training's doing
+  int64_t memory_at_start = 0;                     // libraries and runtime: not training's doing
   std::shared_ptr<JpegBatchDecoder> jpeg_decoder;  // data.decoder nvjpeg (or auto, where it could): the device's; null: the CPU's
-  double flops_per_image = 0;  // forward
-  PerfContext perf;  // every rank's host and GPU, the device's peak and memory
+  double flops_per_image = 0;                      // forward
+  PerfContext perf;                                // every rank's host and GPU, the device's peak and memory
 };
 
 struct TrainingRun : PreflightParts {

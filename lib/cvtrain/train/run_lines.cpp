@@ -19,8 +19,8 @@ std::string run_start_line(const TrainingRun& run, const Recipe& recipe, const R
       "training {} ({:.2f} GFLOPs per image forward) on {} ({} samples, {} classes) on {} x {} ({}), {} steps of {} "
       "images ({} x {} accumulation x {} ranks), precision {}, strategy {}",
       recipe.model.arch, run.flops_per_image / 1e9, data, run.data.train->size(), run.data.train->num_classes(), rank.world_size,
-      run.device.str(), run.comm->backend(), run.total_steps, b.global, b.micro, b.accumulation, rank.world_size,
-      run.plan.precision.name(), name_of(run.plan.strategy));
+      run.device.str(), run.comm->backend(), run.total_steps, b.global, b.micro, b.accumulation, rank.world_size, run.plan.precision.name(),
+      name_of(run.plan.strategy));
 }
 
 std::string resume_line(const std::string& folder, const TrainPosition& position, int64_t total_steps, int64_t steps_per_epoch) {

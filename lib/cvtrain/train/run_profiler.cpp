@@ -4,20 +4,73 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "cvtrain/comm/communicator.h"
+#include "cvtrain/core/cpu_budget.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/this_machine.h"
 #include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/observe/device_info.h"
+#include "cvtrain/observe/device_peaks.h"
 #include "cvtrain/observe/memory.h"
+#include "cvtrain/observe/rank_comparison.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/step_timer.h"
 
 namespace cvtrain {
+namespace {
 
-RunProfiler::RunProfiler(const Recipe& recipe, const RunPlan& plan, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
-                         const InputTimings& input)
+// "rank R (host H, GPU g)" of every rank: one all-gather of each rank's host name and GPU.
+std::vector<std::string> gather_rank_labels(const RankInfo& rank, const c10::Device& device, Communicator& comm) {
+  constexpr int64_t kHostChars = 64, kRow = kHostChars + 1;
+  char host[kHostChars] = {};
+  std::snprintf(host, kHostChars, "%s", host_name().c_str());
+  at::Tensor mine = at::zeros({kRow}, at::TensorOptions(device).dtype(at::kDouble));
+  at::Tensor row = at::zeros({kRow}, at::kDouble);
+  for (int64_t i = 0; i < kHostChars; ++i) row[i] = static_cast<double>(static_cast<unsigned char>(host[i]));
+  row[kHostChars] = device.is_cuda() ? static_cast<double>(device.index()) : -1.0;
+  mine.copy_(row);
+  at::Tensor all = at::zeros({rank.world_size * kRow}, mine.options());
+  if (rank.world_size > 1)
+    comm.all_gather(all, mine, "all-gather of the ranks' host names");
+  else
+    all.copy_(mine);
+  const at::Tensor on_host = all.cpu();
+  const double* v = on_host.data_ptr<double>();
+  std::vector<std::string> labels;
+  for (int r = 0; r < rank.world_size; ++r) {
+    std::string name;
+    for (int64_t i = 0; i < kHostChars && v[r * kRow + i] != 0; ++i) name += static_cast<char>(v[r * kRow + i]);
+    labels.push_back(rank_label(r, name, static_cast<int>(v[r * kRow + kHostChars])));
+  }
+  return labels;
+}
+
+}  // namespace
+
+PerfContext job_perf_context(const Recipe& recipe, const RankInfo& rank, const c10::Device& device, Communicator& comm) {
+  PerfContext c;
+  c.world_size = rank.world_size;
+  c.local_world_size = rank.local_world_size;
+  c.cores = cores_for_local_ranks(process_environment(), rank.local_world_size, usable_cpus());
+  c.on_gpu = device.is_cuda();
+  c.device_name = device_name(device);
+  c.gpu_has_fast_bf16 = c.on_gpu && has_fast_bf16(compute_capability_major(device));
+  if (recipe.observe.peak_tflops > 0)
+    c.peak_tflops = recipe.observe.peak_tflops;
+  else if (c.on_gpu)
+    c.peak_tflops = known_peak_tflops(c.device_name, recipe.precision);
+  c.device_memory_bytes = device_memory_bytes(device);
+  c.rank_labels = gather_rank_labels(rank, device, comm);
+  return c;
+}
+
+RunProfiler::RunProfiler(const Recipe& recipe, const RunPlan& plan, PerfContext context, Communicator& comm, const c10::Device& device,
+                         double flops_per_image, const InputTimings& input)
     : recipe_(recipe),
       monitor_(recipe, plan, std::move(context)),
       comm_(comm),

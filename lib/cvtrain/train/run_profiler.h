@@ -19,14 +19,20 @@ class Communicator;
 class StepTimer;
 struct InputTimings;
 struct LaunchChecks;
+struct RankInfo;
 struct Recipe;
+
+// What the profiler knows of the job: the ranks' names (one all-gather), the device's peak for the
+// precision in use (observe.peak_tflops, else the table of known GPUs; never a guess for a CPU), its
+// memory and the node's cores. Collective.
+PerfContext job_perf_context(const Recipe& recipe, const RankInfo& rank, const c10::Device& device, Communicator& comm);
 
 class RunProfiler {
  public:
   // `recipe`, `comm` and `input` (the training workers' running times) outlive the profiler;
   // `flops_per_image` is the model's forward.
-  RunProfiler(const Recipe& recipe, const RunPlan& plan, PerfContext context, Communicator& comm, const c10::Device& device, double flops_per_image,
-              const InputTimings& input);
+  RunProfiler(const Recipe& recipe, const RunPlan& plan, PerfContext context, Communicator& comm, const c10::Device& device,
+              double flops_per_image, const InputTimings& input);
 
   void starts_after(int64_t step) { monitor_.starts_after(step); }  // a resumed run: the checkpoint's step
   void start_epoch(StepTimer& timer);

@@ -75,8 +75,7 @@ StepOutput TrainStep::run(BatchSource& batches, const StepInput& input) {
   if (graph_) return run_graphed(batches, input);
   StepOutput out;
   start_step(batches, input);
-  at::Tensor step_loss =
-      forward_backward([&](int64_t) { return mixed_inputs(fetch_batch(batches, out), input.epoch); });
+  at::Tensor step_loss = forward_backward([&](int64_t) { return mixed_inputs(fetch_batch(batches, out), input.epoch); });
   const HostDecisions decisions = host_decisions(input.step);
   const at::Tensor flags = gradient_tail(step_loss, decision_flags(decisions), eager_factors(input.step), input);
   out.comm_wait_s = parts_.strategy.take_comm_wait_seconds();
