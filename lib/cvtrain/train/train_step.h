@@ -14,12 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/bad_step_policy.h"
-#include "cvtrain/train/classification_loss.h"
 #include "cvtrain/train/phase_marks.h"
 #include "cvtrain/train/step_graph.h"
+#include "cvtrain/train/step_settings.h"
 #include "cvtrain/train/step_timer.h"
 
 namespace torch::optim {
@@ -27,8 +26,6 @@ class Optimizer;
 }
 
 namespace cvtrain {
-
-struct RunPlan;
 
 class BatchSource;
 class Classifier;
@@ -69,24 +66,6 @@ struct StepParts {
   // backward, so that the clock includes the step's own work.
   std::function<bool()> save_due_by_clock = [] { return false; };
 };
-
-struct StepSettings {
-  int64_t accumulation = 1;
-  double grad_clip = 0;
-  PrecisionPolicy precision;
-  AugmentSpec augment;
-  int64_t num_classes = 0;
-  uint64_t seed = 0;
-  int64_t max_bad_steps = 10;
-  bool breakdown = true;  // observe.breakdown: time the step's phases
-  LossSettings loss;
-  bool cuda_graphs = false;  // capture the step (train/step_graph.h); needs a fused optimizer
-};
-
-// The step's settings from the recipe and its plan (accumulation, precision, strategy); train.cuda_graphs
-// only where graph_refusal allows it on this device and optimizer (the refusal logged when `log_choices`).
-StepSettings step_settings(const Recipe& recipe, const RunPlan& plan, const c10::Device& device, torch::optim::Optimizer& optimizer,
-                           bool log_choices);
 
 class TrainStep {
  public:
