@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The manual against the code: every relative link in README.md, docs/ and the other READMEs
 resolves (the file, and a heading for a #fragment); the commands cvtrain registers are the ones
-its --help summary, README.md's command table and docs/commands.md's table name; and
-docs/recipes.md's table documents exactly the recipe schema's keys.
+its --help summary, README.md's command table and docs/commands.md's table name;
+docs/recipes.md's table documents exactly the recipe schema's keys, and every default it gives as
+one code span is the one cvtrain prints for a recipe that sets nothing else.
 
 Usage: check_docs.py SOURCE_DIR CVTRAIN_BINARY (exit 1 with every disagreement listed)."""
 import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*$")
@@ -113,9 +115,55 @@ def key_failures(root, binary):
             [f"docs/recipes.md: a row for {k}, which is no recipe key" for k in sorted(documented - schema)])
 
 
+def printed_values(yaml_text):
+    """Dotted key -> value text of the recipe cvtrain check prints (two spaces a level, no comments)."""
+    values, sections = {}, []
+    for line in yaml_text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        depth = (len(line) - len(line.lstrip())) // 2
+        key, _, value = line.strip().partition(":")
+        sections = sections[:depth]
+        if value.strip():
+            values[".".join(sections + [key])] = value.strip()
+        else:
+            sections.append(key)
+    return values
+
+
+def same_default(documented, printed):
+    """Equal text, or numbers that agree to the digits the manual prints ([0.75, 1.3333] for 4/3)."""
+    if documented == printed:
+        return True
+    numbers = [re.findall(r"-?[0-9.]+(?:e-?[0-9]+)?", text) for text in (documented, printed)]
+    if not numbers[0] or len(numbers[0]) != len(numbers[1]) or re.sub(r"[-0-9.e]", "", documented) != re.sub(r"[-0-9.e]", "", printed):
+        return False
+    for shown, exact in zip(*numbers):
+        decimals = len(shown.split(".")[1]) if "." in shown and "e" not in shown else 0
+        if abs(float(shown) - float(exact)) > 0.5 * 10 ** -decimals:
+            return False
+    return True
+
+
+def default_failures(root, binary):
+    """Each default docs/recipes.md gives as one code span is what `cvtrain check` prints for a
+    recipe that sets only what has no default (data.train, train.global_batch)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as recipe:
+        recipe.write("data: {train: /data}\ntrain: {global_batch: 64}\n")
+        recipe.flush()
+        printed = printed_values(subprocess.run([binary, "check", "--no-paths", "--recipe", recipe.name], capture_output=True,
+                                                text=True, check=True).stdout)
+    failures = []
+    for line in (root / "docs/recipes.md").read_text().splitlines():
+        row = re.match(r"^\| `([a-z_.0-9]+)` \| `([^`]*)` \|", line)
+        if row and row[1] in printed and not same_default(row[2], printed[row[1]]):
+            failures.append(f"docs/recipes.md: {row[1]}'s default is `{row[2]}`, cvtrain's is `{printed[row[1]]}`")
+    return failures
+
+
 def main():
     root, binary = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
-    failures = link_failures(root) + command_failures(root, binary) + key_failures(root, binary)
+    failures = link_failures(root) + command_failures(root, binary) + key_failures(root, binary) + default_failures(root, binary)
     for failure in failures:
         print(failure)
     print(f"{len(failures)} disagreement(s) between the manual and the code")
