@@ -24,7 +24,7 @@ struct RunPlan {
   OptimImplementation optimizer_path = OptimImplementation::kAuto;  // fused where train.cuda_graphs needs it
   // Settled at the job's start by the machine that runs it; empty until then.
   std::string device;              // "cpu", "cuda:0"
-  std::string decoder;             // what data.decoder chose, and why
+  std::string decoder;             // what data.decoder resolved to (the log says why)
   std::optional<int64_t> workers;  // decode threads per rank (data.workers: auto counts the job's cores)
   bool workers_automatic = false;  // data.workers: auto
   bool micro_batch_left = false;   // train.micro_batch: auto, not yet probed
@@ -35,7 +35,7 @@ struct RunPlan {
   // data.workers as advice quotes it: "4", or "auto (4)".
   std::string workers_described() const;
   const StrategyTraits& strategy_traits() const { return cvtrain::strategy_traits(strategy); }
-  // (name, value) rows in a fixed order, for `cvtrain check`, the log and provenance.json.
+  // (name, value) rows in a fixed order, for `cvtrain check` and provenance.json.
   std::vector<std::pair<std::string, std::string>> rows() const;
 };
 
