@@ -5,7 +5,9 @@ its --help summary, README.md's command table and docs/commands.md's table name;
 docs/recipes.md's table documents exactly the recipe schema's keys, and every default it gives as
 one code span is the one cvtrain prints for a recipe that sets nothing else.
 
-Usage: check_docs.py SOURCE_DIR CVTRAIN_BINARY (exit 1 with every disagreement listed)."""
+Usage: check_docs.py SOURCE_DIR CVTRAIN_BINARY (exit 1 with every disagreement listed)
+       check_docs.py SOURCE_DIR CVTRAIN_BINARY --write (docs/recipes.md's key and default columns
+       written from the schema: a drifted default replaced, a new key given a row to describe)."""
 import pathlib
 import re
 import subprocess
@@ -145,24 +147,62 @@ def same_default(documented, printed):
     return True
 
 
-def default_failures(root, binary):
-    """Each default docs/recipes.md gives as one code span is what `cvtrain check` prints for a
-    recipe that sets only what has no default (data.train, train.global_batch)."""
+def schema_defaults(binary):
+    """Dotted key -> default text, as `cvtrain check` prints a recipe that sets only what has no
+    default (data.train, train.global_batch)."""
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as recipe:
         recipe.write("data: {train: /data}\ntrain: {global_batch: 64}\n")
         recipe.flush()
-        printed = printed_values(subprocess.run([binary, "check", "--no-paths", "--recipe", recipe.name], capture_output=True,
-                                                text=True, check=True).stdout)
+        return printed_values(subprocess.run([binary, "check", "--no-paths", "--recipe", recipe.name], capture_output=True,
+                                             text=True, check=True).stdout)
+
+
+DEFAULT_CELL = re.compile(r"^\| `([a-z_.0-9]+)` \| `([^`]*)` \|")
+UNWRITTEN = "TODO: what it does"
+
+
+def default_failures(root, binary):
+    """Each default docs/recipes.md gives as one code span is the schema's, and no row's meaning is
+    left as --write's placeholder."""
+    printed = schema_defaults(binary)
     failures = []
     for line in (root / "docs/recipes.md").read_text().splitlines():
-        row = re.match(r"^\| `([a-z_.0-9]+)` \| `([^`]*)` \|", line)
+        row = DEFAULT_CELL.match(line)
         if row and row[1] in printed and not same_default(row[2], printed[row[1]]):
             failures.append(f"docs/recipes.md: {row[1]}'s default is `{row[2]}`, cvtrain's is `{printed[row[1]]}`")
+        if UNWRITTEN in line:
+            failures.append(f"docs/recipes.md: a row's meaning is still `{UNWRITTEN}`: {line.split('|')[1].strip()}")
     return failures
+
+
+def write_reference(root, binary):
+    """Writes docs/recipes.md's key and default columns from the schema: a default that drifted is
+    replaced, and a key without a row gets one (its meaning a placeholder that fails the check until
+    a person writes it). Returns the number of rows changed or added."""
+    page = root / "docs/recipes.md"
+    printed = schema_defaults(binary)
+    lines, changed = page.read_text().splitlines(), 0
+    for i, line in enumerate(lines):
+        row = DEFAULT_CELL.match(line)
+        if row and row[1] in printed and not same_default(row[2], printed[row[1]]):
+            lines[i] = line.replace(f"`{row[2]}`", f"`{printed[row[1]]}`", 1)
+            changed += 1
+    schema = subprocess.run([binary, "check", "--keys"], capture_output=True, text=True, check=True).stdout.split()
+    documented = documented_keys(page)
+    last_row = max(i for i, line in enumerate(lines) if line.startswith("| `"))
+    for key in [k for k in schema if k not in documented]:
+        last_row += 1
+        lines.insert(last_row, f"| `{key}` | {'`' + printed[key] + '`' if key in printed else '—'} | {UNWRITTEN} |")
+        changed += 1
+    page.write_text("\n".join(lines) + "\n")
+    return changed
 
 
 def main():
     root, binary = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
+    if sys.argv[3:] == ["--write"]:
+        print(f"docs/recipes.md: {write_reference(root, binary)} row(s) written from the schema")
+        return 0
     failures = link_failures(root) + command_failures(root, binary) + key_failures(root, binary) + default_failures(root, binary)
     for failure in failures:
         print(failure)
