@@ -1,8 +1,6 @@
 // The test aids of fault_injection.h.
 #include "cvtrain/train/fault_injection.h"
 
-#include <ATen/ATen.h>
-
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -55,15 +53,6 @@ void inject_rank_fault(int rank, int attempt, int64_t step) {
 void inject_stop_request(int64_t step) {
   const char* at = std::getenv("CVTRAIN_STOP_AT_STEP");
   if (at && std::atoll(at) == step) request_stop(SIGTERM);
-}
-
-void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at::Tensor>& parameters) {
-  const bool nan = step_in_range("CVTRAIN_NAN_STEPS", step), inf = step_in_range("CVTRAIN_INF_GRAD_STEPS", step);
-  if (!nan && !inf) return;
-  if (nan) step_loss.fill_(std::numeric_limits<double>::quiet_NaN());
-  for (const auto& p : parameters)
-    if (p.grad().defined())
-      p.grad().fill_(nan ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity());
 }
 
 bool non_finite_injection_configured() { return std::getenv("CVTRAIN_NAN_STEPS") || std::getenv("CVTRAIN_INF_GRAD_STEPS"); }

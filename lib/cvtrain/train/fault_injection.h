@@ -3,10 +3,7 @@
 // tests can prove recovery. Unset variables cost one getenv per call.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
-#include <vector>
 
 namespace cvtrain {
 
@@ -21,11 +18,10 @@ void inject_rank_fault(int rank, int attempt, int64_t step);
 void inject_stop_request(int64_t step);
 
 // During step `step` (1-based), steps A to B: CVTRAIN_NAN_STEPS=A-B makes the loss and the
-// gradients NaN; CVTRAIN_INF_GRAD_STEPS=A-B makes only the gradients inf, as an fp16 overflow does.
-void inject_non_finite(int64_t step, at::Tensor& step_loss, const std::vector<at::Tensor>& parameters);
-
-// The same as factors a captured step multiplies by (train.cuda_graphs: the host cannot write into
-// a replayed step): 1 on clean steps, NaN or inf on the injected ones.
+// gradients NaN; CVTRAIN_INF_GRAD_STEPS=A-B makes only the gradients non-finite, as an fp16
+// overflow does. As factors the step multiplies its loss and gradients by (eager and captured
+// steps alike: the host cannot write into a replayed step): 1 on clean steps, NaN or inf on the
+// injected ones.
 struct NonFiniteFactors {
   double loss = 1, gradients = 1;
 };
