@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/core/rng.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/image_folder.h"
@@ -51,6 +52,21 @@ LoaderOptions options(int64_t workers, const AugmentSpec* augment) {
   o.transform = SampleTransform{augment, 4, 7, 1};
   return o;
 }
+
+// 16x16 RGB images of hashed pixels, so every channel and position differs.
+class ColourDataset : public Dataset {
+ public:
+  size_t size() const override { return 24; }
+  int64_t label(size_t index) const override { return static_cast<int64_t>(index % 2); }
+  int64_t num_classes() const override { return 2; }
+  int channels() const override { return 3; }
+  RawSample read(size_t index) const override {
+    Image image{std::vector<uint8_t>(16 * 16 * 3), 16, 16, 3};
+    for (size_t p = 0; p < image.pixels.size(); ++p) image.pixels[p] = static_cast<uint8_t>(mix64(index * 1000 + p));
+    return RawSample{{}, image};
+  }
+  std::string describe(size_t index) const override { return "colour " + std::to_string(index); }
+};
 
 std::vector<int64_t> reversed(size_t n) {
   std::vector<int64_t> order(n);
@@ -294,4 +310,76 @@ TEST_CASE("random erasing reaches the device batch after normalisation, planned 
   BatchLoader plain_loader(data, reversed(16), options(0, nullptr));
   DeviceFeeder plain(plain_loader, feed);
   CHECK(plain.next()->images.eq(0).sum().item<int64_t>() == 0);
+}
+
+TEST_CASE("workers that normalise on the host hand the feeder the batch it would have made, bit for bit", "[data]") {
+  ColourDataset data;
+  for (bool channels_last : {false, true}) {
+    FeedOptions feed;
+    feed.mean = {0.485, 0.456, 0.406};
+    feed.std = {0.229, 0.224, 0.225};
+    feed.channels_last = channels_last;
+    LoaderOptions o = options(2, nullptr);
+    o.transform.image_size = 16;
+    BatchLoader uint8_loader(data, reversed(24), o);
+    DeviceFeeder on_consumer(uint8_loader, feed);
+    o.normalize = host_normalize(feed);
+    REQUIRE(o.normalize);
+    BatchLoader float_loader(data, reversed(24), o);
+    CHECK(float_loader.next()->images.scalar_type() == at::kFloat);
+    BatchLoader again(data, reversed(24), o);
+    DeviceFeeder in_workers(again, feed);
+    for (int b = 0; b < 3; ++b) {
+      const DeviceBatch expected = *on_consumer.next(), got = *in_workers.next();
+      CHECK(got.images.equal(expected.images));
+      CHECK(got.images.is_contiguous(channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous));
+      CHECK(got.labels.equal(expected.labels));
+    }
+  }
+  FeedOptions on_gpu;
+  on_gpu.device = c10::Device(c10::kCUDA, 0);
+  CHECK_FALSE(host_normalize(on_gpu));  // there the batch travels as uint8
+}
+
+TEST_CASE("erasing in the workers fills exactly the planned boxes, keyed by the sample, not its batch", "[data]") {
+  ColourDataset data;
+  AugmentSpec augment;
+  augment.random_erasing.prob = 0.5;
+  augment.random_erasing.min_area = 0.1;
+  for (EraseMode mode : {EraseMode::kConst, EraseMode::kRand, EraseMode::kPixel}) {
+    FeedOptions feed;
+    feed.mean = {0.5, 0.5, 0.5};
+    feed.std = {0.25, 0.25, 0.25};
+    feed.erase_mode = mode;
+    augment.random_erasing.mode = mode;
+    LoaderOptions o = options(1, &augment);
+    o.transform.image_size = 16;
+    o.normalize = host_normalize(feed);
+    BatchLoader erased_loader(data, reversed(24), o);
+    LoaderOptions plain_options = o;
+    plain_options.transform.augment = nullptr;
+    BatchLoader plain_loader(data, reversed(24), plain_options);
+    o.batch_size = 3;  // the same samples in other batches
+    BatchLoader regrouped(data, reversed(24), o);
+    const at::Tensor erased = erased_loader.next()->images, plain = plain_loader.next()->images;
+    const at::Tensor first_three = regrouped.next()->images;
+    CHECK(first_three.equal(erased.narrow(0, 0, 3)));
+    int64_t erased_samples = 0;
+    for (int64_t i = 0; i < 8; ++i) {
+      const at::Tensor changed = erased[i].ne(plain[i]).any(0);  // [H, W]
+      if (changed.sum().item<int64_t>() == 0) continue;
+      ++erased_samples;
+      // The changed pixels form the planned box: a filled rectangle.
+      const at::Tensor rows = changed.any(1).nonzero(), cols = changed.any(0).nonzero();
+      const int64_t top = rows.min().item<int64_t>(), height = rows.max().item<int64_t>() - top + 1;
+      const int64_t left = cols.min().item<int64_t>(), width = cols.max().item<int64_t>() - left + 1;
+      CHECK(changed.sum().item<int64_t>() == height * width);
+      const at::Tensor box = erased[i].narrow(1, top, height).narrow(2, left, width);
+      if (mode == EraseMode::kConst) CHECK(box.abs().max().item<float>() == 0.0f);
+      if (mode == EraseMode::kRand) CHECK(box.std({1, 2}).max().item<float>() == 0.0f);
+      if (mode == EraseMode::kPixel) CHECK(box.std().item<float>() > 0.3f);
+    }
+    CHECK(erased_samples >= 1);
+    CHECK(erased_samples <= 7);
+  }
 }

@@ -1,6 +1,7 @@
 // Batches for the training loop: worker threads decode and augment whole batches ahead of the
 // consumer (each worker one, plus `prefetch` finished ones) and hand them over in order as uint8
-// NHWC tensors, in pinned memory when asked, ready for an asynchronous copy (see DeviceFeeder).
+// NHWC tensors, in pinned memory when asked, ready for an asynchronous copy (see DeviceFeeder); or,
+// for a model on the CPU, normalised and erased float tensors (data/host_normalize.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,16 +16,17 @@
 #include <vector>
 
 #include "cvtrain/data/dataset.h"
+#include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/transforms.h"
 
 namespace cvtrain {
 
 struct Batch {
-  at::Tensor images;         // uint8 [B, H, W, C]
+  at::Tensor images;         // uint8 [B, H, W, C]; with LoaderOptions::normalize, float [B, C, H, W], erased
   at::Tensor labels;         // int64 [B]
   int64_t first_sample = 0;  // dataset index of the batch's first sample (keys batch-level randomness)
-  at::Tensor erase_boxes;    // int32 [B, K, 4] of augment.random_erasing (erase_box_tensor); undefined: none
+  at::Tensor erase_boxes;    // int32 [B, K, 4] of augment.random_erasing (erase_box_tensor); undefined: none (or done)
   uint64_t erase_key = 0;    // seeds the erasing's fill
   std::vector<EncodedSample> encoded;  // samples left for the device decoder (their slots of `images` unset)
 };
@@ -39,6 +41,7 @@ struct LoaderOptions {
   BadSamples* bad_samples = nullptr;  // null: an unusable sample is an error
   InputTimings* timings = nullptr;    // where the workers' read and decode times are added, if anywhere
   KeepEncoded keep_encoded;           // JPEGs it accepts are left encoded in Batch::encoded (data.decoder nvjpeg)
+  std::optional<HostNormalize> normalize;  // set: float batches, normalised and erased by the workers
 };
 
 class BatchLoader {
@@ -55,8 +58,11 @@ class BatchLoader {
 
  private:
   Batch make_batch(int64_t batch_index);
+  std::vector<EraseBox> erasing_of(int64_t position) const;
   void plan_erasing_of(Batch& batch, int64_t first, int64_t count) const;
+  void finish_on_host(const uint8_t* pixels, int64_t position, float* out) const;
   at::Tensor batch_buffer(int64_t count);
+  at::Tensor pooled_buffer(const std::vector<int64_t>& shape, const at::TensorOptions& options);
   void worker_loop(int64_t worker);
   void stop_workers();
 

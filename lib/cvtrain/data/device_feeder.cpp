@@ -122,9 +122,9 @@ std::optional<StagedBatch> DeviceFeeder::stage_next(bool on_caller_thread) {
   if (on_caller_thread) arrived();
   if (!host->encoded.empty() && !decode_)
     throw Error(fmt::format("the loader left {} samples encoded for a device decoder, and this feeder has none", host->encoded.size()));
-  if (host->images.size(3) != mean_.size(1))
-    throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", mean_.size(1),
-                            host->images.size(3)));
+  const int64_t channels = host->images.scalar_type() == at::kByte ? host->images.size(3) : host->images.size(1);
+  if (channels != mean_.size(1))
+    throw Error(fmt::format("data.mean and data.std have {} values but the data has {} channel(s)", mean_.size(1), channels));
   StagedBatch staged;
 #if CVTRAIN_WITH_CUDA
   if (copy_) {
@@ -146,11 +146,14 @@ std::optional<DeviceBatch> DeviceFeeder::next() {
 #if CVTRAIN_WITH_CUDA
   if (staged->ready) CopyStream::hand_over(*host, *staged->ready, options_.device);
 #endif
-  // NHWC uint8 viewed as NCHW is channels_last already: one pass converts and lays out.
-  const auto layout = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-  at::Tensor images = host->images.permute({0, 3, 1, 2}).to(at::TensorOptions().dtype(at::kFloat), false, false, layout);
-  images.sub_(mean_).mul_(inv_std_);
-  erase_batch(images, host->erase_boxes, options_.erase_mode, host->erase_key);  // after normalising, as timm erases
+  at::Tensor images = host->images;
+  if (images.scalar_type() == at::kByte) {  // else the workers normalised and erased it (LoaderOptions::normalize)
+    // NHWC uint8 viewed as NCHW is channels_last already: one pass converts and lays out.
+    const auto layout = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    images = images.permute({0, 3, 1, 2}).to(at::TensorOptions().dtype(at::kFloat), false, false, layout);
+    images.sub_(mean_).mul_(inv_std_);
+    erase_batch(images, host->erase_boxes, options_.erase_mode, host->erase_key);  // after normalising, as timm erases
+  }
   if (options_.dtype != at::kFloat) images = images.to(options_.dtype);
   return DeviceBatch{images, host->labels, host->first_sample};
 }

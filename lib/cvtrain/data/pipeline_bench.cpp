@@ -9,14 +9,15 @@
 #include <stdexcept>
 
 #include "cvtrain/build_config.h"
-#include "cvtrain/core/error.h"
 #include "cvtrain/core/cpu_budget.h"
+#include "cvtrain/core/error.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_decode.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/device_render.h"
 #include "cvtrain/data/gpu_jpeg_decoder.h"
+#include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -100,8 +101,9 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   LoaderOptions loader_options = bench_loader_options(o, &augment, &bad);
   const FeedOptions feed = bench_feed_options(o, dataset, augment);
   // The feeder's work (normalising, erasing, nvJPEG's decode) is timed on a GPU, and on the CPU
-  // where erasing asks for it.
+  // where erasing asks for it (there the workers do it, as in training).
   const bool through_feeder = o.device.is_cuda() || o.random_erasing > 0;
+  if (through_feeder) loader_options.normalize = host_normalize(feed);
   const std::unique_ptr<GpuJpegDecoder> gpu_decoder = bench_gpu_decoder(o, loader_options);
 
   // Epoch after epoch until warm-up + the timed batches are done.

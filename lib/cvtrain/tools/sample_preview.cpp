@@ -15,6 +15,7 @@
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/batch_mix.h"
 #include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/recipe/precision_policy.h"
@@ -48,9 +49,10 @@ SamplesSeen first_samples(const Recipe& recipe, const RunData& data, const Previ
   options.transform.augment_fill = augment_fill(recipe.data.mean);
   options.transform.epoch = o.epoch;
   options.bad_samples = data.train_bad.get();
-  BatchLoader loader(train, std::move(order), options);
   FeedOptions feed = feed_options(recipe.data, PrecisionPolicy{Precision::kFp32}, cpu);
   feed.erase_mode = recipe.augment.random_erasing.mode;
+  options.normalize = host_normalize(feed);
+  BatchLoader loader(train, std::move(order), options);
   DeviceFeeder feeder(loader, feed);
   DeviceBatch batch = *feeder.next();
   SamplesSeen seen{batch.images, batch.labels};

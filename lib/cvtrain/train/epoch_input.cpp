@@ -7,6 +7,7 @@
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/device_decode.h"
 #include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sampler.h"
 #include "cvtrain/data/synthetic.h"
 #include "cvtrain/launch/rank_environment.h"
@@ -46,10 +47,11 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
     input.source = std::make_unique<SyntheticBatches>(train, std::move(share), options.batch_size, recipe.model.image_size, run.feed,
                                                       options.transform.seed);
   } else {
-    input.loader = std::make_unique<BatchLoader>(train, std::move(share), options);
-    if (run.jpeg_decoder) input.decode = std::make_unique<DeviceDecode>(*run.jpeg_decoder, train, options.transform, options.bad_samples);
     FeedOptions feed = run.feed;
     feed.erase_mode = recipe.augment.random_erasing.mode;
+    options.normalize = host_normalize(feed);
+    input.loader = std::make_unique<BatchLoader>(train, std::move(share), options);
+    if (run.jpeg_decoder) input.decode = std::make_unique<DeviceDecode>(*run.jpeg_decoder, train, options.transform, options.bad_samples);
     input.source = std::make_unique<DeviceFeeder>(*input.loader, feed, input.decode.get());
   }
   return input;

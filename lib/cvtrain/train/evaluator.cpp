@@ -5,11 +5,12 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
+#include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/sampler.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/train/precision.h"
 
@@ -95,6 +96,7 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   eval_options.drop_last = false;
   eval_options.transform.augment = nullptr;
   eval_options.keep_encoded = nullptr;  // the centre view is Pillow's, pixel for pixel: always the CPU's decode
+  eval_options.normalize = host_normalize(feed);
   const std::vector<int64_t> order = eval_share(dataset.size(), comm.world_size(), comm.rank());
   BatchLoader loader(dataset, order, eval_options);
   DeviceFeeder feeder(loader, feed);
