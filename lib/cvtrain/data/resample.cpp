@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/resample_simd.h"
 
 namespace cvtrain {
 namespace {
@@ -67,8 +68,15 @@ void horizontal_row(const uint8_t* in, int in_width, int window_x, const Resampl
 // One output row of the vertical pass: y's weights for output row `o` over `rows(t)`, each
 // `width` values long.
 template <class Row>
-void vertical_row(const ResampleAxis& y, int o, size_t width, Row rows, std::vector<int32_t>& sums, uint8_t* to) {
+void vertical_row(const ResampleAxis& y, int o, size_t width, Row rows, std::vector<int32_t>& sums, uint8_t* to, bool simd) {
   const int32_t* w = &y.weights[static_cast<size_t>(o) * y.taps];
+  if (simd) {  // the rows' pointers first: rows() must then return rows that stay put
+    const uint8_t* inputs[64];
+    if (y.count[o] <= 64) {
+      for (int t = 0; t < y.count[o]; ++t) inputs[t] = rows(y.first[o] + t);
+      return vertical_row_simd(inputs, w, y.count[o], width, to);
+    }
+  }
   std::fill(sums.begin(), sums.end(), 1 << (kPrecisionBits - 1));
   for (int t = 0; t < y.count[o]; ++t) {
     const uint8_t* in = rows(y.first[o] + t);
@@ -85,20 +93,27 @@ const uint8_t* window_row(const Image& window, int window_y, int row) {
 }
 
 // The horizontal pass over the rows the vertical one reads, then the vertical pass.
-void horizontal_then_vertical(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out) {
+void horizontal_then_vertical(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out,
+                              bool simd) {
   const int channels = window.channels, rows_begin = y.source_begin(), rows = y.source_end() - rows_begin;
   const size_t stride = x.count.size() * channels;
   std::vector<uint8_t> horizontal(static_cast<size_t>(rows) * stride);
-  for (int r = 0; r < rows; ++r)
-    horizontal_row(window_row(window, window_y, rows_begin + r), window.width, window_x, x, channels, &horizontal[r * stride]);
+  if (simd && channels == 3) {
+    HorizontalRgbPass pass(x, window_x, window.width);
+    for (int r = 0; r < rows; ++r) pass.row(window_row(window, window_y, rows_begin + r), &horizontal[r * stride]);
+  } else {
+    for (int r = 0; r < rows; ++r)
+      horizontal_row(window_row(window, window_y, rows_begin + r), window.width, window_x, x, channels, &horizontal[r * stride]);
+  }
   std::vector<int32_t> sums(stride);
   const auto row = [&](int source_row) { return &horizontal[static_cast<size_t>(source_row - rows_begin) * stride]; };
-  for (size_t o = 0; o < y.count.size(); ++o) vertical_row(y, static_cast<int>(o), stride, row, sums, out + o * stride);
+  for (size_t o = 0; o < y.count.size(); ++o) vertical_row(y, static_cast<int>(o), stride, row, sums, out + o * stride, simd);
 }
 
 // The vertical pass over the columns the horizontal one reads (edge columns repeated where the
 // window is short of them), then the horizontal pass.
-void vertical_then_horizontal(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out) {
+void vertical_then_horizontal(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out,
+                              bool simd) {
   const int channels = window.channels, columns_begin = x.source_begin(), columns = x.source_end() - columns_begin;
   const size_t width = static_cast<size_t>(columns) * channels;
   const bool inside = columns_begin - window_x >= 0 && columns_begin - window_x + columns <= window.width;
@@ -115,7 +130,13 @@ void vertical_then_horizontal(const Image& window, int window_x, int window_y, c
   const size_t out_rows = y.count.size(), stride = x.count.size() * channels;
   std::vector<uint8_t> vertical(out_rows * width);
   std::vector<int32_t> sums(width);
-  for (size_t o = 0; o < out_rows; ++o) vertical_row(y, static_cast<int>(o), width, row, sums, &vertical[o * width]);
+  // Where edge columns are repeated, row() reuses one buffer: the vector kernel wants its rows all at once.
+  for (size_t o = 0; o < out_rows; ++o) vertical_row(y, static_cast<int>(o), width, row, sums, &vertical[o * width], simd && inside);
+  if (simd && channels == 3) {
+    HorizontalRgbPass pass(x, columns_begin, columns);
+    for (size_t o = 0; o < out_rows; ++o) pass.row(&vertical[o * width], out + o * stride);
+    return;
+  }
   for (size_t o = 0; o < out_rows; ++o) horizontal_row(&vertical[o * width], columns, columns_begin, x, channels, out + o * stride);
 }
 
@@ -159,14 +180,16 @@ ResampleAxis resample_axis(ResizeFilter filter, int source_size, int resized_siz
   return axis;
 }
 
-void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out) {
+void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out,
+              ResampleKernels kernels) {
   if (window.channels != 1 && window.channels != 3) throw Error(fmt::format("resample: {} channels (1 or 3 expected)", window.channels));
   // Pillow 13's ImagingResampleInner: the pass that shrinks much more goes first, on whole images.
   const int shrink_y = y.source_size - y.resized_size, shrink_x = x.source_size - x.resized_size;
+  const bool simd = kernels == ResampleKernels::kFastest && resample_simd_available();
   if (shrink_y > 0 && shrink_y > 2 * shrink_x)
-    vertical_then_horizontal(window, window_x, window_y, x, y, out);
+    vertical_then_horizontal(window, window_x, window_y, x, y, out, simd);
   else
-    horizontal_then_vertical(window, window_x, window_y, x, y, out);
+    horizontal_then_vertical(window, window_x, window_y, x, y, out, simd);
 }
 
 }  // namespace cvtrain

@@ -32,6 +32,9 @@ ResampleAxis resample_axis(ResizeFilter filter, int source_size, int resized_siz
 // channels (1 or 3; others are an Error). Two passes, each rounded to 8 bits, in Pillow 13's order:
 // vertical first where the height shrinks by more than twice as many pixels as the width, else
 // horizontal first (the order changes the rounding, so a pixel or two by a level).
-void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out);
+// The AVX2 kernels where the CPU has them (kFastest), else portable loops; the bytes are the same.
+enum class ResampleKernels { kFastest, kPortable };
+void resample(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out,
+              ResampleKernels kernels = ResampleKernels::kFastest);
 
 }  // namespace cvtrain
