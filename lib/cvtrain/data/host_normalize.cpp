@@ -4,7 +4,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <c10/util/ParallelGuard.h>
 
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/recipe/recipe.h"
@@ -40,28 +39,34 @@ void normalize_sample(const uint8_t* hwc, int side, int channels, const HostNorm
 
 namespace {
 
-// The sample as a [C, side, side] tensor over its floats, whichever the layout.
-at::Tensor sample_view(float* sample, int side, int channels, bool channels_last) {
-  if (channels_last) return at::from_blob(sample, {side, side, channels}, at::kFloat).permute({2, 0, 1});
-  return at::from_blob(sample, {channels, side, side}, at::kFloat);
+// Writes `values` (channels x height x width, or one per channel) into the box of the sample.
+void fill_box(float* sample, int side, int channels, bool channels_last, const EraseBox& b, const float* values, bool per_pixel) {
+  for (int c = 0; c < channels; ++c)
+    for (int y = 0; y < b.height; ++y)
+      for (int x = 0; x < b.width; ++x) {
+        const size_t at = channels_last ? (static_cast<size_t>(b.top + y) * side + b.left + x) * channels + c
+                                        : (static_cast<size_t>(c) * side + b.top + y) * side + b.left + x;
+        sample[at] = per_pixel ? values[(static_cast<size_t>(c) * b.height + y) * b.width + x] : values[c];
+      }
 }
 
 }  // namespace
 
 void erase_sample(float* sample, int side, int channels, const HostNormalize& how, const std::vector<EraseBox>& boxes, uint64_t key) {
   if (boxes.empty()) return;
-  const c10::ParallelGuard one_thread(true);  // the other workers have the other cores
-  const at::Tensor image = sample_view(sample, side, channels, how.channels_last);
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(key);
   for (const EraseBox& b : boxes) {  // later boxes over earlier ones, as timm fills them
-    at::Tensor box = image.narrow(1, b.top, b.height).narrow(2, b.left, b.width);
     if (how.erase_mode == EraseMode::kConst) {
-      box.zero_();
-    } else if (how.erase_mode == EraseMode::kRand) {
-      box.copy_(at::normal(0, 1, {channels, 1, 1}, generator, at::kFloat));
-    } else {  // drawn contiguous (ATen's vectorised normal fill), then copied into the box
-      box.copy_(at::normal(0, 1, {channels, b.height, b.width}, generator, at::kFloat));
+      const std::vector<float> zeros(static_cast<size_t>(channels), 0.0f);
+      fill_box(sample, side, channels, how.channels_last, b, zeros.data(), false);
+      continue;
     }
+    // ATen's normal fill on a contiguous tensor is a serial loop; copies into a strided box would
+    // start OpenMP's threads, which then spin on the cores the other workers need.
+    const bool per_pixel = how.erase_mode == EraseMode::kPixel;
+    const at::Tensor values = per_pixel ? at::normal(0, 1, {channels, b.height, b.width}, generator, at::kFloat)
+                                        : at::normal(0, 1, {channels}, generator, at::kFloat);
+    fill_box(sample, side, channels, how.channels_last, b, values.data_ptr<float>(), per_pixel);
   }
 }
 
