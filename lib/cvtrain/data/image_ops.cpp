@@ -16,10 +16,13 @@ using Histogram = std::array<int64_t, 256>;
 
 void apply_luts(PixelView image, const std::vector<Lut>& luts) {
   const int c = image.channels;
-  for (int64_t i = 0; i < image.size(); ++i) image.data[i] = luts[static_cast<size_t>(i % c)][image.data[i]];
+  for (int64_t p = 0; p < image.size(); p += c)
+    for (int ch = 0; ch < c; ++ch) image.data[p + ch] = luts[static_cast<size_t>(ch)][image.data[p + ch]];
 }
 
-void apply_lut(PixelView image, const Lut& lut) { apply_luts(image, std::vector<Lut>(static_cast<size_t>(image.channels), lut)); }
+void apply_lut(PixelView image, const Lut& lut) {
+  for (int64_t i = 0; i < image.size(); ++i) image.data[i] = lut[image.data[i]];
+}
 
 Histogram channel_histogram(PixelView image, int channel) {
   Histogram h{};
@@ -114,20 +117,25 @@ std::vector<uint8_t> smoothed(PixelView image) {
 int floor_int(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v); }
 int clip_index(int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; }
 
-// Pillow's bilinear_filter: the four neighbours of (xin, yin) - 0.5, clamped at the edges, truncated.
-uint8_t bilinear_sample(PixelView in, double xin, double yin, int channel) {
+// Pillow's bilinear_filter: the four neighbours of (xin, yin) - 0.5, clamped at the edges, truncated;
+// the position worked out once for all of the pixel's channels.
+void bilinear_pixel(PixelView in, double xin, double yin, uint8_t* out) {
   xin -= 0.5;
   yin -= 0.5;
   const int x = floor_int(xin), y = floor_int(yin);
   const double dx = xin - x, dy = yin - y;
-  const int x0 = clip_index(x, in.width), x1 = clip_index(x + 1, in.width);
-  const auto at = [&](int row, int col) -> int { return in.data[(static_cast<int64_t>(row) * in.width + col) * in.channels + channel]; };
-  const int row0 = clip_index(y, in.height);
-  double v1 = at(row0, x0) + (at(row0, x1) - at(row0, x0)) * dx;
-  double v2 = v1;
-  if (y + 1 >= 0 && y + 1 < in.height) v2 = at(y + 1, x0) + (at(y + 1, x1) - at(y + 1, x0)) * dx;
-  v1 = v1 + (v2 - v1) * dy;
-  return static_cast<uint8_t>(v1);
+  const int c = in.channels;
+  const int64_t x0 = static_cast<int64_t>(clip_index(x, in.width)) * c, x1 = static_cast<int64_t>(clip_index(x + 1, in.width)) * c;
+  const uint8_t* row0 = in.data + static_cast<int64_t>(clip_index(y, in.height)) * in.width * c;
+  const bool has_row1 = y + 1 >= 0 && y + 1 < in.height;
+  const uint8_t* row1 = has_row1 ? in.data + static_cast<int64_t>(y + 1) * in.width * c : row0;
+  for (int ch = 0; ch < c; ++ch) {
+    double v1 = row0[x0 + ch] + (row0[x1 + ch] - row0[x0 + ch]) * dx;
+    double v2 = v1;
+    if (has_row1) v2 = row1[x0 + ch] + (row1[x1 + ch] - row1[x0 + ch]) * dx;
+    v1 = v1 + (v2 - v1) * dy;
+    out[ch] = static_cast<uint8_t>(v1);
+  }
 }
 
 double cubic(double v1, double v2, double v3, double v4, double d) {
@@ -136,7 +144,7 @@ double cubic(double v1, double v2, double v3, double v4, double d) {
 }
 
 // Pillow's bicubic_filter: 4x4 neighbours, rows past the edge repeat the previous row's value.
-uint8_t bicubic_sample(PixelView in, double xin, double yin, int channel) {
+void bicubic_pixel(PixelView in, double xin, double yin, uint8_t* out) {
   xin -= 0.5;
   yin -= 0.5;
   int x = floor_int(xin), y = floor_int(yin);
@@ -145,15 +153,17 @@ uint8_t bicubic_sample(PixelView in, double xin, double yin, int channel) {
   --y;
   int cols[4];
   for (int i = 0; i < 4; ++i) cols[i] = clip_index(x + i, in.width);
-  const auto row_value = [&](int row) {
-    const auto at = [&](int i) -> double { return in.data[(static_cast<int64_t>(row) * in.width + cols[i]) * in.channels + channel]; };
-    return cubic(at(0), at(1), at(2), at(3), dx);
-  };
-  double v[4];
-  v[0] = row_value(clip_index(y, in.height));
-  for (int i = 1; i < 4; ++i) v[i] = (y + i >= 0 && y + i < in.height) ? row_value(y + i) : v[i - 1];
-  const double out = cubic(v[0], v[1], v[2], v[3], dy);
-  return out <= 0.0 ? 0 : out >= 255.0 ? 255 : static_cast<uint8_t>(out);
+  for (int channel = 0; channel < in.channels; ++channel) {
+    const auto row_value = [&](int row) {
+      const auto at = [&](int i) -> double { return in.data[(static_cast<int64_t>(row) * in.width + cols[i]) * in.channels + channel]; };
+      return cubic(at(0), at(1), at(2), at(3), dx);
+    };
+    double v[4];
+    v[0] = row_value(clip_index(y, in.height));
+    for (int i = 1; i < 4; ++i) v[i] = (y + i >= 0 && y + i < in.height) ? row_value(y + i) : v[i - 1];
+    const double value = cubic(v[0], v[1], v[2], v[3], dy);
+    out[channel] = value <= 0.0 ? 0 : value >= 255.0 ? 255 : static_cast<uint8_t>(value);
+  }
 }
 
 // Pillow's COORD: truncation, -1 for anything left of 0.
@@ -315,7 +325,8 @@ void enhance_color(PixelView image, double factor) {
   if (image.channels < 3) return;  // a grayscale image is its own degenerate
   const std::vector<uint8_t> gray = gray_levels(image);
   std::vector<uint8_t> degenerate(static_cast<size_t>(image.size()));
-  for (int64_t i = 0; i < image.size(); ++i) degenerate[static_cast<size_t>(i)] = gray[static_cast<size_t>(i / image.channels)];
+  for (size_t p = 0, i = 0; p < gray.size(); ++p)
+    for (int c = 0; c < image.channels; ++c) degenerate[i++] = gray[p];
   blend_from(degenerate, image, factor);
 }
 
@@ -338,14 +349,17 @@ void affine_transform(PixelView image, const double m[6], Resample resample, con
     for (int64_t i = 0; i < image.size(); ++i) image.data[i] = fill[i % image.channels];
     return nearest_affine(in, image, m);
   }
-  const auto sample = resample == Resample::kBicubic ? bicubic_sample : bilinear_sample;
+  const auto sample = resample == Resample::kBicubic ? bicubic_pixel : bilinear_pixel;
   uint8_t* out = image.data;
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < image.width; ++x, out += image.channels) {
       const double xo = x + 0.5, yo = y + 0.5;
       const double xin = m[0] * xo + m[1] * yo + m[2], yin = m[3] * xo + m[4] * yo + m[5];
       const bool inside = xin >= 0.0 && xin < image.width && yin >= 0.0 && yin < image.height;
-      for (int c = 0; c < image.channels; ++c) out[c] = inside ? sample(in, xin, yin, c) : fill[c];
+      if (inside)
+        sample(in, xin, yin, out);
+      else
+        std::copy(fill, fill + image.channels, out);
     }
 }
 
