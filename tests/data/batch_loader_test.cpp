@@ -314,13 +314,13 @@ TEST_CASE("random erasing reaches the device batch after normalisation, planned 
 
 TEST_CASE("workers that normalise on the host hand the feeder the batch it would have made, bit for bit", "[data]") {
   ColourDataset data;
-  for (bool channels_last : {false, true}) {
+  for (const auto& [channels_last, side] : {std::pair{false, 16}, std::pair{false, 13}, std::pair{true, 16}}) {  // 13: a vector loop's tail
     FeedOptions feed;
     feed.mean = {0.485, 0.456, 0.406};
     feed.std = {0.229, 0.224, 0.225};
     feed.channels_last = channels_last;
     LoaderOptions o = options(2, nullptr);
-    o.transform.image_size = 16;
+    o.transform.image_size = side;
     BatchLoader uint8_loader(data, reversed(24), o);
     DeviceFeeder on_consumer(uint8_loader, feed);
     o.normalize = host_normalize(feed);

@@ -4,7 +4,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <immintrin.h>
 
+#include "cvtrain/core/cpu_features.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -22,6 +24,42 @@ std::optional<HostNormalize> host_normalize(const FeedOptions& feed) {
   return how;
 }
 
+namespace {
+
+// Planar RGB, 16 pixels a step: the bytes split by channel with shuffles, widened to floats, and
+// the same subtraction and product as the scalar loop (two roundings, no fused multiply-add).
+__attribute__((target("avx2"))) size_t normalize_rgb_planar_avx2(const uint8_t* hwc, size_t pixels, const HostNormalize& how, float* out) {
+  // Byte j of channel c of 16 pixels sits at 3 j + c of 48 bytes: gathered from three 16-byte loads.
+  alignas(16) int8_t masks[3][3][16];
+  for (int c = 0; c < 3; ++c)
+    for (int part = 0; part < 3; ++part)
+      for (int j = 0; j < 16; ++j) {
+        const int at = 3 * j + c - 16 * part;
+        masks[c][part][j] = at >= 0 && at < 16 ? static_cast<int8_t>(at) : -1;
+      }
+  size_t i = 0;
+  for (; i + 16 <= pixels; i += 16) {
+    const uint8_t* p = hwc + i * 3;
+    const __m128i parts[3] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32))};
+    for (int c = 0; c < 3; ++c) {
+      __m128i bytes = _mm_setzero_si128();
+      for (int part = 0; part < 3; ++part)
+        bytes = _mm_or_si128(bytes, _mm_shuffle_epi8(parts[part], _mm_load_si128(reinterpret_cast<const __m128i*>(masks[c][part]))));
+      const __m256 mean = _mm256_set1_ps(how.mean255[c]), inv_std = _mm256_set1_ps(how.inv_std255[c]);
+      const __m256 low = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+      const __m256 high = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
+      float* plane = out + c * pixels + i;
+      _mm256_storeu_ps(plane, _mm256_mul_ps(_mm256_sub_ps(low, mean), inv_std));
+      _mm256_storeu_ps(plane + 8, _mm256_mul_ps(_mm256_sub_ps(high, mean), inv_std));
+    }
+  }
+  return i;
+}
+
+}  // namespace
+
 void normalize_sample(const uint8_t* hwc, int side, int channels, const HostNormalize& how, float* out) {
   const size_t pixels = static_cast<size_t>(side) * side;
   if (how.channels_last) {
@@ -30,10 +68,11 @@ void normalize_sample(const uint8_t* hwc, int side, int channels, const HostNorm
         out[i * channels + c] = (static_cast<float>(hwc[i * channels + c]) - how.mean255[c]) * how.inv_std255[c];
     return;
   }
+  const size_t done = channels == 3 && cpu_has_avx2() ? normalize_rgb_planar_avx2(hwc, pixels, how, out) : 0;
   for (int c = 0; c < channels; ++c) {
     const float mean = how.mean255[c], inv_std = how.inv_std255[c];
     float* plane = out + c * pixels;
-    for (size_t i = 0; i < pixels; ++i) plane[i] = (static_cast<float>(hwc[i * channels + c]) - mean) * inv_std;
+    for (size_t i = done; i < pixels; ++i) plane[i] = (static_cast<float>(hwc[i * channels + c]) - mean) * inv_std;
   }
 }
 

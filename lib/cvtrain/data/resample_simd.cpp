@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cvtrain/core/cpu_features.h"
 #include "cvtrain/data/resample.h"
 
 namespace cvtrain {
@@ -18,10 +19,7 @@ constexpr int kSlackPixels = 8;             // a 16-byte load at the last tap pa
 
 }  // namespace
 
-bool resample_simd_available() {
-  static const bool available = __builtin_cpu_supports("avx2");
-  return available;
-}
+bool resample_simd_available() { return cpu_has_avx2(); }
 
 HorizontalRgbPass::HorizontalRgbPass(const ResampleAxis& x, int window_x, int in_width) : in_width_(in_width) {
   const auto outputs = x.count.size();
