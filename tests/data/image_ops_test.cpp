@@ -2,6 +2,7 @@
 // (Pixel-for-pixel equality with Pillow itself is tests/parity/check_auto_augment.py.)
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -107,4 +108,24 @@ TEST_CASE("Gaussian blur keeps a flat image flat and smooths a step", "[augment]
   CHECK(step[19] > 40);
   CHECK(step[20] < 160);
   CHECK(std::is_sorted(step.begin(), step.end()));
+}
+
+TEST_CASE("the vector bilinear sampler gives the portable one's bytes under rotations, shears and shifts", "[augment]") {
+  const uint8_t fill[3] = {128, 7, 250};
+  int differing = 0, compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int w = 17 + trial * 5 % 90, h = 11 + trial * 7 % 80;
+    const double angle = 0.05 * trial - 1.5, shear = 0.01 * (trial % 13) - 0.06;
+    const double m[6] = {std::cos(angle),  std::sin(angle) + shear, 0.37 * trial - 9.0,
+                         -std::sin(angle), std::cos(angle),         0.11 * trial - 3.0};
+    std::vector<uint8_t> vector = pattern(w, h, 3), portable = vector;
+    const std::vector<uint8_t> before = vector;
+    affine_transform(view(vector, w, h, 3), m, Resample::kBilinear, fill, true);
+    affine_transform(view(portable, w, h, 3), m, Resample::kBilinear, fill, false);
+    INFO("trial " << trial << ": " << w << "x" << h);
+    REQUIRE(vector == portable);
+    differing += vector != before;
+    ++compared;
+  }
+  CHECK(differing == compared);  // every transform moved pixels: the samplers were exercised
 }

@@ -1,12 +1,18 @@
 // Pillow's arithmetic, step for step: float blends truncated to uint8, float 3x3 kernels with a
 // +0.5 bias, double-precision affine sampling, fixed-point box blurs. The x86-64 baseline has no
-// FMA, so the compiler cannot fuse these products into results Pillow would not compute.
+// FMA, so the compiler cannot fuse these products into results Pillow would not compute; the AVX2
+// bilinear sampler (chosen at run time) has no FMA either and rounds each operation as the scalar one.
 #include "cvtrain/data/image_ops.h"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <vector>
+
+#include "cvtrain/core/cpu_features.h"
 
 namespace cvtrain {
 namespace {
@@ -136,6 +142,37 @@ void bilinear_pixel(PixelView in, double xin, double yin, uint8_t* out) {
     v1 = v1 + (v2 - v1) * dy;
     out[ch] = static_cast<uint8_t>(v1);
   }
+}
+
+// bilinear_pixel's arithmetic for an RGB pixel's three channels in one vector of doubles (the same
+// exact differences, products and sums, each rounded once, so the same bytes). Reads a fourth byte
+// after each pixel: `in` must have one to spare.
+// A pixel's four bytes as doubles (the fourth is the next pixel's, and unused).
+__attribute__((target("avx2"), always_inline)) inline __m256d pixel_doubles(const uint8_t* p) {
+  int32_t bytes;
+  std::memcpy(&bytes, p, 4);
+  return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(bytes)));
+}
+
+// left + (right - left) * dx, per channel.
+__attribute__((target("avx2"), always_inline)) inline __m256d across_row(const uint8_t* row, int64_t x0, int64_t x1, __m256d dx) {
+  const __m256d left = pixel_doubles(row + x0);
+  return _mm256_add_pd(left, _mm256_mul_pd(_mm256_sub_pd(pixel_doubles(row + x1), left), dx));
+}
+
+__attribute__((target("avx2"), always_inline)) inline void bilinear_rgb_avx2(PixelView in, double xin, double yin, uint8_t* out) {
+  xin -= 0.5;
+  yin -= 0.5;
+  const int x = floor_int(xin), y = floor_int(yin);
+  const __m256d dx = _mm256_set1_pd(xin - x), dy = _mm256_set1_pd(yin - y);
+  const int64_t x0 = static_cast<int64_t>(clip_index(x, in.width)) * 3, x1 = static_cast<int64_t>(clip_index(x + 1, in.width)) * 3;
+  const uint8_t* row0 = in.data + static_cast<int64_t>(clip_index(y, in.height)) * in.width * 3;
+  const __m256d top = across_row(row0, x0, x1, dx);
+  const __m256d bottom =
+      y + 1 >= 0 && y + 1 < in.height ? across_row(in.data + static_cast<int64_t>(y + 1) * in.width * 3, x0, x1, dx) : top;
+  const __m128i values = _mm256_cvttpd_epi32(_mm256_add_pd(top, _mm256_mul_pd(_mm256_sub_pd(bottom, top), dy)));
+  const int32_t packed = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(values, values), values));
+  std::memcpy(out, &packed, 3);
 }
 
 double cubic(double v1, double v2, double v3, double v4, double d) {
@@ -342,14 +379,12 @@ void enhance_brightness(PixelView image, double factor) { blend_from(std::vector
 
 void enhance_sharpness(PixelView image, double factor) { blend_from(smoothed(image), image, factor); }
 
-void affine_transform(PixelView image, const double m[6], Resample resample, const uint8_t* fill) {
-  const std::vector<uint8_t> source(image.data, image.data + image.size());
-  const PixelView in{const_cast<uint8_t*>(source.data()), image.width, image.height, image.channels};
-  if (resample == Resample::kNearest) {
-    for (int64_t i = 0; i < image.size(); ++i) image.data[i] = fill[i % image.channels];
-    return nearest_affine(in, image, m);
-  }
-  const auto sample = resample == Resample::kBicubic ? bicubic_pixel : bilinear_pixel;
+namespace {
+
+// Pillow's affine loop: each output pixel's centre mapped back by `m`, sampled inside the image,
+// filled outside.
+template <class Sample>
+void affine_pixels(PixelView in, PixelView image, const double m[6], const uint8_t* fill, Sample sample) {
   uint8_t* out = image.data;
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < image.width; ++x, out += image.channels) {
@@ -361,6 +396,34 @@ void affine_transform(PixelView image, const double m[6], Resample resample, con
       else
         std::copy(fill, fill + image.channels, out);
     }
+}
+
+__attribute__((target("avx2"))) void bilinear_affine_rgb_avx2(PixelView in, PixelView image, const double m[6], const uint8_t* fill) {
+  uint8_t* out = image.data;
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x, out += 3) {  // affine_pixels' loop, with the sampler inlined
+      const double xo = x + 0.5, yo = y + 0.5;
+      const double xin = m[0] * xo + m[1] * yo + m[2], yin = m[3] * xo + m[4] * yo + m[5];
+      if (xin >= 0.0 && xin < image.width && yin >= 0.0 && yin < image.height)
+        bilinear_rgb_avx2(in, xin, yin, out);
+      else
+        std::copy(fill, fill + 3, out);
+    }
+}
+
+}  // namespace
+
+void affine_transform(PixelView image, const double m[6], Resample resample, const uint8_t* fill, bool vector_kernels) {
+  std::vector<uint8_t> source(image.data, image.data + image.size());
+  source.push_back(0);  // the byte bilinear_rgb_avx2 reads past the last pixel
+  const PixelView in{source.data(), image.width, image.height, image.channels};
+  if (resample == Resample::kNearest) {
+    for (int64_t i = 0; i < image.size(); ++i) image.data[i] = fill[i % image.channels];
+    return nearest_affine(in, image, m);
+  }
+  if (resample == Resample::kBicubic) return affine_pixels(in, image, m, fill, bicubic_pixel);
+  if (vector_kernels && image.channels == 3 && cpu_has_avx2()) return bilinear_affine_rgb_avx2(in, image, m, fill);
+  affine_pixels(in, image, m, fill, bilinear_pixel);
 }
 
 void rotate(PixelView image, double degrees, Resample resample, const uint8_t* fill) {

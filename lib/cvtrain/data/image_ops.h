@@ -35,7 +35,8 @@ void enhance_sharpness(PixelView image, double factor);  // degenerate: ImageFil
 // Image.transform(AFFINE): output pixel (x, y) samples the input at matrix * (x + 0.5, y + 0.5, 1);
 // pixels that map outside the input take `fill` (one value per channel). Nearest takes Pillow's
 // three paths: pure scaling, 16.16 fixed point, and floating point beyond the fixed range.
-void affine_transform(PixelView image, const double matrix[6], Resample resample, const uint8_t* fill);
+// `vector_kernels` false keeps to the portable loops (which the vector ones equal byte for byte).
+void affine_transform(PixelView image, const double matrix[6], Resample resample, const uint8_t* fill, bool vector_kernels = true);
 // Image.rotate(degrees) about the centre, counter-clockwise, without expanding the canvas; 180
 // degrees (and 90 or 270 on a square) are Pillow's exact transposes.
 void rotate(PixelView image, double degrees, Resample resample, const uint8_t* fill);
