@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Input pipeline against torchvision and timm, same machine, same run: images per second for decode,
-# RandomResizedCrop 224 (scale 0.08-1), horizontal flip and uint8 batches of 256, with 1 and 2
-# workers (cvtrain: threads; torchvision: DataLoader worker processes with ImageFolder + PIL); then
-# the evaluation view (Resize 256 + CenterCrop 224, the same pixels on both sides) with 2 workers;
+# Input pipeline against torchvision and timm, same machine, same run, every view with 1 and 2
+# workers (cvtrain: threads; the references: DataLoader worker processes with ImageFolder + PIL),
+# and each side's gain from the second worker: images per second for decode,
+# RandomResizedCrop 224 (scale 0.08-1), horizontal flip and uint8 batches of 256; then
+# the evaluation view (Resize 256 + CenterCrop 224, the same pixels on both sides);
 # then the augmented view of the DeiT and ConvNeXt recipes (RandAugment rand-m9-mstd0.5-inc1 and
 # random erasing 0.25, normalised float batches) against timm's own transform and loader
 # (scripts/bench_data/timm_pipeline.py) with 1 and 2 workers. The policy is clipped at magnitude 9
@@ -13,7 +14,8 @@
 # The images: 2,560 JPEGs around 500x375 at quality 90, random crops and flips of the photographs
 # scikit-image ships (scripts/bench_data/make_images.py), cached under $CVTRAIN_HOME.
 #   scripts/bench_data.sh            ROUNDS=3 BATCHES=10 COUNT=2560 to change the defaults,
-#                                    VIEWS="train eval augmented bicubic eval_bicubic" to time some of the views
+#                                    VIEWS="train eval augmented bicubic eval_bicubic" to time some of the views,
+#                                    WORKERS="1 2" the worker counts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench_data/photographs.sh
@@ -27,8 +29,9 @@ POLICY=rand-m9-mstd0.5-inc1-mmax9
 ERASING=0.25
 VIEWS=${VIEWS:-train eval augmented bicubic eval_bicubic}
 RUNS=()
-for run in "train 1" "train 2" "eval 2" "augmented 1" "augmented 2" "bicubic 1" "eval_bicubic 2"; do
-  [[ " $VIEWS " == *" ${run% *} "* ]] && RUNS+=("$run")
+WORKERS=${WORKERS:-1 2}
+for view in $VIEWS; do
+  for workers in $WORKERS; do RUNS+=("$view $workers"); done
 done
 # view workers
 for run in "${RUNS[@]}"; do
@@ -61,11 +64,13 @@ for line in open(sys.argv[1]):
     best[key] = max(best.get(key, 0), json.loads(blob)["images_per_s"])
     if side != "cvtrain":
         reference[view] = side
-print(f"\n{'view':>12} {'workers':>7} {'cvtrain img/s':>14} {'reference':>11} {'img/s':>7} {'cvtrain/reference':>18}")
-for view, w in (("train", 1), ("train", 2), ("eval", 2), ("augmented", 1), ("augmented", 2), ("bicubic", 1), ("eval_bicubic", 2)):
-    if ("cvtrain", view, w) not in best:
-        continue
+print(f"\n{'view':>12} {'workers':>7} {'cvtrain img/s':>14} {'reference':>11} {'img/s':>7} {'cvtrain/reference':>18}"
+      f" {'cvtrain vs 1 worker':>20} {'reference vs 1':>15}")
+for view, w in sorted({(v, w) for (_, v, w) in best}, key=lambda k: (list(reference).index(k[0]), k[1])):
     c, t = best[("cvtrain", view, w)], best[(reference[view], view, w)]
-    print(f"{view:>12} {w:>7} {c:>14.0f} {reference[view]:>11} {t:>7.0f} {c / t:>17.2f}x")
+    gain = ""
+    if w != 1 and ("cvtrain", view, 1) in best:
+        gain = f"{c / best[('cvtrain', view, 1)]:>19.2f}x {t / best[(reference[view], view, 1)]:>14.2f}x"
+    print(f"{view:>12} {w:>7} {c:>14.0f} {reference[view]:>11} {t:>7.0f} {c / t:>17.2f}x {gain}")
 PY
 rm -f "$RESULTS"

@@ -266,6 +266,13 @@ section_pipeline() {
   # The DeiT/ConvNeXt recipes' bicubic crops: Pillow's filter on the workers.
   "$CVTRAIN" data bench "$BUNDLE/images" --workers 16 --batch 24 --batches $BENCH_BATCHES --device "$DEVICE" --interpolation bicubic 2>&1 |
     sed 's/^/  /' || FAILURES=$((FAILURES + 1))
+  # DeiT's augmented view (vit_b16.yaml: RandAugment rand-m9-mstd0.5-inc1, bicubic crops and ops, random
+  # erasing 0.25 on the device): the cores an H200 needs to keep a ViT-B/16 fed are the zoo section's
+  # bf16_vit_b16_b128 images/s over these rows' images/s per worker.
+  for workers in 4 8 16; do
+    "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches $BENCH_BATCHES --device "$DEVICE" \
+      --auto-augment rand-m9-mstd0.5-inc1 --random-erasing 0.25 --interpolation bicubic 2>&1 | sed 's/^/  /' || FAILURES=$((FAILURES + 1))
+  done
   if [ "$DEVICE" = cuda ]; then  # nvJPEG's batched decode, crop and flip rendered on the GPU; the goal: 2x 16 workers, < 4 cores busy
     for workers in 2 4; do
       "$CVTRAIN" data bench "$BUNDLE/images" --workers $workers --batch 24 --batches $BENCH_BATCHES --device cuda --decoder nvjpeg 2>&1 |
