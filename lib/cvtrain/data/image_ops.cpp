@@ -106,17 +106,22 @@ std::vector<uint8_t> smoothed(PixelView image) {
   if (w < 3 || h < 3) return out;
   const float side = 1.0f / 13.0f, centre = 5.0f / 13.0f;
   const float k[3][3] = {{side, side, side}, {side, centre, side}, {side, side, side}};
-  const auto px = [&](int x, int y, int ch) { return static_cast<float>(image.data[(static_cast<int64_t>(y) * w + x) * c + ch]); };
-  for (int y = 1; y < h - 1; ++y)
-    for (int x = 1; x < w - 1; ++x)
-      for (int ch = 0; ch < c; ++ch) {
-        float ss = 0.5f;
-        for (int row = 0; row < 3; ++row) {  // Pillow sums the row below first
-          const int yy = y + 1 - row;
-          ss += px(x - 1, yy, ch) * k[row][0] + px(x, yy, ch) * k[row][1] + px(x + 1, yy, ch) * k[row][2];
-        }
-        out[static_cast<size_t>((static_cast<int64_t>(y) * w + x) * c + ch)] = static_cast<uint8_t>(std::clamp(ss, 0.0f, 255.0f));
+  // Along a row the channels interleave: the neighbours of byte i are i - c and i + c, so one flat
+  // loop per row (which the compiler vectorises; same float operations in the same order).
+  const int64_t stride = static_cast<int64_t>(w) * c;
+  for (int y = 1; y < h - 1; ++y) {
+    const uint8_t* rows[3] = {image.data + (y + 1) * stride, image.data + y * stride,
+                              image.data + (y - 1) * stride};  // Pillow sums the row below first
+    uint8_t* to = out.data() + y * stride;
+    for (int64_t i = c; i < stride - c; ++i) {
+      float ss = 0.5f;
+      for (int row = 0; row < 3; ++row) {
+        const uint8_t* r = rows[row];
+        ss += static_cast<float>(r[i - c]) * k[row][0] + static_cast<float>(r[i]) * k[row][1] + static_cast<float>(r[i + c]) * k[row][2];
       }
+      to[i] = static_cast<uint8_t>(std::clamp(ss, 0.0f, 255.0f));
+    }
+  }
   return out;
 }
 
