@@ -32,7 +32,7 @@ import json, re, sys
 folder, views = sys.argv[1], sys.argv[2:]
 GROUPS = [  # (group, pattern on "dso symbol"), first match wins
     ("decode", r"libjpeg|libpng|decode_jpeg|run_libjpeg|cmyk_to_rgb|png_"),
-    ("resample", r"resample|weighted_row|vertical_row|HorizontalRgbPass|libopencv_imgproc"),
+    ("resample", r"resample|weighted_row|vertical_row|HorizontalRgbPass|weigh_columns|rows_to_columns|columns_to_rows|libopencv_imgproc"),
     ("normalise", r"normalize"),
     ("augment", r"affine|bilinear|bicubic|enhance|_lut|equalize|contrast|posterize|solarize|invert|smoothed|blend|rotate|"
                 r"gray_levels|histogram|transpose|erase|normal_|apply_op|CPUGeneratorImpl|mt19937"),

@@ -100,7 +100,17 @@ void horizontal_then_vertical(const Image& window, int window_x, int window_y, c
   std::vector<uint8_t> horizontal(static_cast<size_t>(rows) * stride);
   if (simd && channels == 3) {
     HorizontalRgbPass pass(x, window_x, window.width);
-    for (int r = 0; r < rows; ++r) pass.row(window_row(window, window_y, rows_begin + r), &horizontal[r * stride]);
+    int r = 0;
+    for (; r + 8 <= rows; r += 8) {
+      const uint8_t* in[8];
+      uint8_t* to[8];
+      for (int k = 0; k < 8; ++k) {
+        in[k] = window_row(window, window_y, rows_begin + r + k);
+        to[k] = &horizontal[static_cast<size_t>(r + k) * stride];
+      }
+      pass.rows8(in, to);
+    }
+    for (; r < rows; ++r) pass.row(window_row(window, window_y, rows_begin + r), &horizontal[r * stride]);
   } else {
     for (int r = 0; r < rows; ++r)
       horizontal_row(window_row(window, window_y, rows_begin + r), window.width, window_x, x, channels, &horizontal[r * stride]);
@@ -134,7 +144,17 @@ void vertical_then_horizontal(const Image& window, int window_x, int window_y, c
   for (size_t o = 0; o < out_rows; ++o) vertical_row(y, static_cast<int>(o), width, row, sums, &vertical[o * width], simd && inside);
   if (simd && channels == 3) {
     HorizontalRgbPass pass(x, columns_begin, columns);
-    for (size_t o = 0; o < out_rows; ++o) pass.row(&vertical[o * width], out + o * stride);
+    size_t o = 0;
+    for (; o + 8 <= out_rows; o += 8) {
+      const uint8_t* in[8];
+      uint8_t* to[8];
+      for (size_t k = 0; k < 8; ++k) {
+        in[k] = &vertical[(o + k) * width];
+        to[k] = out + (o + k) * stride;
+      }
+      pass.rows8(in, to);
+    }
+    for (; o < out_rows; ++o) pass.row(&vertical[o * width], out + o * stride);
     return;
   }
   for (size_t o = 0; o < out_rows; ++o) horizontal_row(&vertical[o * width], columns, columns_begin, x, channels, out + o * stride);

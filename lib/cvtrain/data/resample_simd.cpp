@@ -1,6 +1,7 @@
-// Integer sums are exact in any order, so the vector kernels give the portable loops' bytes: a
-// pixel's three channels and two taps share a 256-bit register (horizontal), or eight columns of a
-// row do (vertical); products and sums in 32 bits, as Pillow's.
+// Integer sums are exact in any order, so the vector kernels give the portable loops' bytes: eight
+// rows' bytes of one column share a 256-bit register (horizontal, after a transpose; a single row
+// puts a pixel's three channels and two taps there), or eight columns of a row do (vertical);
+// products and sums in 32 bits, as Pillow's.
 #include "cvtrain/data/resample_simd.h"
 
 #include <immintrin.h>
@@ -35,7 +36,22 @@ HorizontalRgbPass::HorizontalRgbPass(const ResampleAxis& x, int window_x, int in
   }
   pad_left_ = -lowest;
   for (size_t o = 0; o < outputs; ++o) start_.push_back(x.first[o] - window_x + pad_left_);
-  padded_.assign(static_cast<size_t>(pad_left_ + highest + kSlackPixels) * 3, 0);
+  const size_t padded_bytes = (static_cast<size_t>(pad_left_ + highest + kSlackPixels) * 3 + 7) / 8 * 8;  // whole 8-byte blocks
+  padded_.assign(padded_bytes, 0);
+  taps_ = x.taps;
+  weights_.assign(x.weights.begin(), x.weights.end());
+  count_.assign(x.count.begin(), x.count.end());
+  padded8_.assign(padded_bytes * 8, 0);
+  columns_.assign(padded_bytes * 8, 0);
+  results_.assign((outputs * 3 + 7) / 8 * 8 * 8, 0);
+}
+
+// The row where the taps read it, edge pixels repeated outside (the portable loop clamps).
+void HorizontalRgbPass::pad(const uint8_t* in, uint8_t* padded) const {
+  const int total = static_cast<int>(padded_.size() / 3);
+  for (int p = 0; p < pad_left_; ++p) std::memcpy(padded + p * 3, in, 3);
+  std::memcpy(padded + pad_left_ * 3, in, static_cast<size_t>(in_width_) * 3);
+  for (int p = pad_left_ + in_width_; p < total; ++p) std::memcpy(padded + p * 3, in + (in_width_ - 1) * 3, 3);
 }
 
 namespace {
@@ -95,18 +111,101 @@ __attribute__((target("avx2"))) void weighted_row(const uint8_t* padded, const i
 }  // namespace
 
 void HorizontalRgbPass::row(const uint8_t* in, uint8_t* to) {
-  // The row where the taps read it, edge pixels repeated outside (the portable loop clamps).
   uint8_t* padded = padded_.data();
-  const int total = static_cast<int>(padded_.size() / 3);
-  for (int p = 0; p < pad_left_; ++p) std::memcpy(padded + p * 3, in, 3);
-  std::memcpy(padded + pad_left_ * 3, in, static_cast<size_t>(in_width_) * 3);
-  for (int p = pad_left_ + in_width_; p < total; ++p) std::memcpy(padded + p * 3, in + (in_width_ - 1) * 3, 3);
+  pad(in, padded);
   const auto kernel = pairs_ == 1   ? weighted_row<1>
                       : pairs_ == 2 ? weighted_row<2>
                       : pairs_ == 3 ? weighted_row<3>
                       : pairs_ == 4 ? weighted_row<4>
                                     : weighted_row<0>;
   kernel(padded, start_.data(), lanes_.data(), pairs_, start_.size(), to);
+}
+
+namespace {
+
+// 8 rows x 8 bytes -> 8 bytes x 8 rows: out[q] holds bytes 2q and 2q + 1 of the eight rows, eight
+// each (row k's byte j at j * 8 + k); applied to its own output it transposes back.
+__attribute__((target("avx2"), always_inline)) inline void transpose_8x8(const __m128i r[8], __m128i out[4]) {
+  const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+  const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+  const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+  const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+  out[0] = _mm_unpacklo_epi32(b0, b2);
+  out[1] = _mm_unpackhi_epi32(b0, b2);
+  out[2] = _mm_unpacklo_epi32(b1, b3);
+  out[3] = _mm_unpackhi_epi32(b1, b3);
+}
+
+// Eight rows of `bytes` bytes (a multiple of 8) to columns[j * 8 + k] = rows[k][j].
+__attribute__((target("avx2"))) void rows_to_columns(const uint8_t* const rows[8], size_t bytes, uint8_t* columns) {
+  for (size_t j = 0; j < bytes; j += 8) {
+    __m128i r[8], out[4];
+    for (int k = 0; k < 8; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(rows[k] + j));
+    transpose_8x8(r, out);
+    for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(columns + j * 8 + q * 16), out[q]);
+  }
+}
+
+// The inverse, rows[k][j] = columns[j * 8 + k], for j < bytes (columns holds whole blocks of 8).
+__attribute__((target("avx2"))) void columns_to_rows(const uint8_t* columns, size_t bytes, uint8_t* const rows[8]) {
+  for (size_t j = 0; j < bytes; j += 8) {
+    __m128i r[8], out[4];
+    for (int k = 0; k < 8; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(columns + (j + k) * 8));
+    transpose_8x8(r, out);  // out[q]: rows 2q and 2q + 1, bytes j..j+7 of each
+    if (j + 8 <= bytes) {
+      for (int q = 0; q < 4; ++q) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(rows[2 * q] + j), out[q]);
+        _mm_storeh_pd(reinterpret_cast<double*>(rows[2 * q + 1] + j), _mm_castsi128_pd(out[q]));
+      }
+      continue;
+    }
+    for (int q = 0; q < 4; ++q) {  // the last, partial block: no bytes written past a row's end
+      alignas(16) uint8_t both[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(both), out[q]);
+      std::memcpy(rows[2 * q] + j, both, bytes - j);
+      std::memcpy(rows[2 * q + 1] + j, both + 8, bytes - j);
+    }
+  }
+}
+
+// One output pixel in eight rows: each tap's three channels (eight rows a load) times its weight,
+// the three sums side by side so that their multiplications overlap.
+__attribute__((target("avx2"))) void weigh_columns(const uint8_t* columns, const int* start, const int* count, const int32_t* weights,
+                                                   int taps, size_t outputs, uint8_t* results) {
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  for (size_t o = 0; o < outputs; ++o) {
+    const uint8_t* column = columns + static_cast<size_t>(start[o]) * 24;
+    const int32_t* w = weights + o * taps;
+    __m256i sum[3] = {half, half, half};
+    for (int t = 0; t < count[o]; ++t, column += 24) {
+      const __m256i weight = _mm256_set1_epi32(w[t]);
+      for (int c = 0; c < 3; ++c) {
+        const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(column + c * 8)));
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_mullo_epi32(bytes, weight));
+      }
+    }
+    for (int c = 0; c < 3; ++c) {
+      const __m256i shifted = _mm256_srai_epi32(sum[c], kPrecisionBits);
+      const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(shifted), _mm256_extracti128_si256(shifted, 1));
+      // saturating: the clip to 0..255; bytes 0..7 are rows 0..7
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(results + (o * 3 + c) * 8), _mm_packus_epi16(words, words));
+    }
+  }
+}
+
+}  // namespace
+
+void HorizontalRgbPass::rows8(const uint8_t* const in[8], uint8_t* const to[8]) {
+  const size_t bytes = padded_.size();
+  const uint8_t* padded[8];
+  for (int k = 0; k < 8; ++k) {
+    uint8_t* row = padded8_.data() + k * bytes;
+    pad(in[k], row);
+    padded[k] = row;
+  }
+  rows_to_columns(padded, bytes, columns_.data());
+  weigh_columns(columns_.data(), start_.data(), count_.data(), weights_.data(), taps_, start_.size(), results_.data());
+  columns_to_rows(results_.data(), start_.size() * 3, to);
 }
 
 __attribute__((target("avx2"))) void vertical_row_simd(const uint8_t* const* rows, const int32_t* weights, int taps, size_t width,
