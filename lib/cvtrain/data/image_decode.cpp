@@ -93,9 +93,15 @@ bool run_libjpeg(JpegJob& job, libjpeg::ErrorManager& err) {
   image.channels = channels;
   image.pixels.resize(static_cast<size_t>(image.width) * image.height * channels);
   const auto last_row = static_cast<JDIMENSION>(want.y + want.height);
+  // Several rows a call: asked for one, libjpeg-turbo's merged 2:1 upsampler makes two and copies
+  // the second out of a spare row (a twentieth of a scaled decode's time).
+  constexpr JDIMENSION kRowsPerCall = 16;
   while (cinfo.output_scanline < last_row) {
-    JSAMPROW row = image.pixels.data() + static_cast<size_t>(cinfo.output_scanline - want.y) * image.width * channels;
-    jpeg_read_scanlines(&cinfo, &row, 1);
+    JSAMPROW rows[kRowsPerCall];
+    const JDIMENSION n = std::min(kRowsPerCall, last_row - cinfo.output_scanline);
+    for (JDIMENSION i = 0; i < n; ++i)
+      rows[i] = image.pixels.data() + static_cast<size_t>(cinfo.output_scanline + i - want.y) * image.width * channels;
+    jpeg_read_scanlines(&cinfo, rows, n);
   }
   job.window.full = full;
   job.window.x = static_cast<int>(x);
