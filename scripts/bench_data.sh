@@ -13,14 +13,16 @@
 # with PIL's bicubic filter, which is what timm's RandomResizedCropAndInterpolation calls.
 # The images: 2,560 JPEGs around 500x375 at quality 90, random crops and flips of the photographs
 # scikit-image ships (scripts/bench_data/make_images.py), cached under $CVTRAIN_HOME.
-#   scripts/bench_data.sh            ROUNDS=3 BATCHES=10 COUNT=2560 to change the defaults,
+# 20 timed batches are two epochs of the 2,560 images: with 10, each side's restart at the epoch
+# boundary (workers idle until the next epoch's first batches) weighed a tenth of the time.
+#   scripts/bench_data.sh            ROUNDS=3 BATCHES=20 COUNT=2560 to change the defaults,
 #                                    VIEWS="train eval augmented bicubic eval_bicubic" to time some of the views,
 #                                    WORKERS="1 2" the worker counts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench_data/photographs.sh
 ROUNDS=${ROUNDS:-3}
-BATCHES=${BATCHES:-10}
+BATCHES=${BATCHES:-20}
 echo "$COUNT JPEGs in $IMAGES ($(du -sh "$IMAGES" | cut -f1)); batch 256, RandomResizedCrop 224, flip; $BATCHES timed batches,"
 echo "best of $ROUNDS alternating rounds per side; $(nproc) cores"
 
