@@ -149,9 +149,6 @@ void bilinear_pixel(PixelView in, double xin, double yin, uint8_t* out) {
   }
 }
 
-// bilinear_pixel's arithmetic for an RGB pixel's three channels in one vector of doubles (the same
-// exact differences, products and sums, each rounded once, so the same bytes). Reads a fourth byte
-// after each pixel: `in` must have one to spare.
 // A pixel's four bytes as doubles (the fourth is the next pixel's, and unused).
 __attribute__((target("avx2"), always_inline)) inline __m256d pixel_doubles(const uint8_t* p) {
   int32_t bytes;
@@ -165,6 +162,9 @@ __attribute__((target("avx2"), always_inline)) inline __m256d across_row(const u
   return _mm256_add_pd(left, _mm256_mul_pd(_mm256_sub_pd(pixel_doubles(row + x1), left), dx));
 }
 
+// bilinear_pixel's arithmetic for an RGB pixel's three channels in one vector of doubles (the same
+// exact differences, products and sums, each rounded once, so the same bytes). Reads a fourth byte
+// after each pixel: `in` must have one to spare.
 __attribute__((target("avx2"), always_inline)) inline void bilinear_rgb_avx2(PixelView in, double xin, double yin, uint8_t* out) {
   xin -= 0.5;
   yin -= 0.5;
