@@ -92,29 +92,37 @@ const uint8_t* window_row(const Image& window, int window_y, int row) {
   return &window.pixels[static_cast<size_t>(source_row) * window.width * window.channels];
 }
 
+// The horizontal pass over `count` rows, in(i) to to(i): eight rows a call to the vector kernel
+// where the CPU has it (RGB), else a row at a time.
+template <class In, class To>
+void horizontal_rows(const ResampleAxis& x, int window_x, int in_width, int channels, bool simd, int count, In in, To to) {
+  if (!simd || channels != 3) {
+    for (int i = 0; i < count; ++i) horizontal_row(in(i), in_width, window_x, x, channels, to(i));
+    return;
+  }
+  HorizontalRgbPass pass(x, window_x, in_width);
+  int i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const uint8_t* rows_in[8];
+    uint8_t* rows_to[8];
+    for (int k = 0; k < 8; ++k) {
+      rows_in[k] = in(i + k);
+      rows_to[k] = to(i + k);
+    }
+    pass.rows8(rows_in, rows_to);
+  }
+  for (; i < count; ++i) pass.row(in(i), to(i));
+}
+
 // The horizontal pass over the rows the vertical one reads, then the vertical pass.
 void horizontal_then_vertical(const Image& window, int window_x, int window_y, const ResampleAxis& x, const ResampleAxis& y, uint8_t* out,
                               bool simd) {
   const int channels = window.channels, rows_begin = y.source_begin(), rows = y.source_end() - rows_begin;
   const size_t stride = x.count.size() * channels;
   std::vector<uint8_t> horizontal(static_cast<size_t>(rows) * stride);
-  if (simd && channels == 3) {
-    HorizontalRgbPass pass(x, window_x, window.width);
-    int r = 0;
-    for (; r + 8 <= rows; r += 8) {
-      const uint8_t* in[8];
-      uint8_t* to[8];
-      for (int k = 0; k < 8; ++k) {
-        in[k] = window_row(window, window_y, rows_begin + r + k);
-        to[k] = &horizontal[static_cast<size_t>(r + k) * stride];
-      }
-      pass.rows8(in, to);
-    }
-    for (; r < rows; ++r) pass.row(window_row(window, window_y, rows_begin + r), &horizontal[r * stride]);
-  } else {
-    for (int r = 0; r < rows; ++r)
-      horizontal_row(window_row(window, window_y, rows_begin + r), window.width, window_x, x, channels, &horizontal[r * stride]);
-  }
+  horizontal_rows(
+      x, window_x, window.width, channels, simd, rows, [&](int r) { return window_row(window, window_y, rows_begin + r); },
+      [&](int r) { return &horizontal[static_cast<size_t>(r) * stride]; });
   std::vector<int32_t> sums(stride);
   const auto row = [&](int source_row) { return &horizontal[static_cast<size_t>(source_row - rows_begin) * stride]; };
   for (size_t o = 0; o < y.count.size(); ++o) vertical_row(y, static_cast<int>(o), stride, row, sums, out + o * stride, simd);
@@ -142,22 +150,10 @@ void vertical_then_horizontal(const Image& window, int window_x, int window_y, c
   std::vector<int32_t> sums(width);
   // Where edge columns are repeated, row() reuses one buffer: the vector kernel wants its rows all at once.
   for (size_t o = 0; o < out_rows; ++o) vertical_row(y, static_cast<int>(o), width, row, sums, &vertical[o * width], simd && inside);
-  if (simd && channels == 3) {
-    HorizontalRgbPass pass(x, columns_begin, columns);
-    size_t o = 0;
-    for (; o + 8 <= out_rows; o += 8) {
-      const uint8_t* in[8];
-      uint8_t* to[8];
-      for (size_t k = 0; k < 8; ++k) {
-        in[k] = &vertical[(o + k) * width];
-        to[k] = out + (o + k) * stride;
-      }
-      pass.rows8(in, to);
-    }
-    for (; o < out_rows; ++o) pass.row(&vertical[o * width], out + o * stride);
-    return;
-  }
-  for (size_t o = 0; o < out_rows; ++o) horizontal_row(&vertical[o * width], columns, columns_begin, x, channels, out + o * stride);
+  horizontal_rows(
+      x, columns_begin, columns, channels, simd, static_cast<int>(out_rows),
+      [&](int o) { return static_cast<const uint8_t*>(&vertical[static_cast<size_t>(o) * width]); },
+      [&](int o) { return out + static_cast<size_t>(o) * stride; });
 }
 
 }  // namespace
