@@ -317,6 +317,21 @@ struct ProfileSpec {
   ProfileTool tool = ProfileTool::kKineto;
 };
 
+// Experiment tracking on an MLflow server (docs/tracking.md): rank 0's process sends metrics.jsonl,
+// the recipe, tags, the end status and artifacts from a thread of its own, never in training's way.
+// Credentials come only from MLflow's variables (MLFLOW_TRACKING_TOKEN, _USERNAME, _PASSWORD).
+struct MlflowSpec {
+  std::string uri;                          // http(s)://HOST:PORT; "": MLFLOW_TRACKING_URI, or no tracking without it; off: none at all
+  std::string experiment;                   // "": MLFLOW_EXPERIMENT_NAME, else "Default" (MLflow's own default)
+  std::string run_name;                     // "": the output folder's name
+  std::map<std::string, std::string> tags;  // added to the run's own, e.g. {team: vision, dataset: in1k}
+  bool log_weights = false;                 // also upload the final model.pt (large: off by default)
+};
+
+struct TrackSpec {
+  MlflowSpec mlflow;
+};
+
 struct Recipe {
   ModelSpec model;
   DataSpec data;
@@ -331,6 +346,7 @@ struct Recipe {
   CheckpointSpec checkpoint;
   ObserveSpec observe;
   ProfileSpec profile;
+  TrackSpec track;
   bool preflight = false;  // measure the ranks, links and input pipeline before training (tools/preflight.h)
   std::string output = "runs/default";
 

@@ -94,7 +94,7 @@ void flatten(const YAML::Node& map, const std::string& prefix,
   for (const auto& item : map) {
     if (is_merge_key(item)) continue;
     const std::string path = prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
-    if (item.second.IsMap() && item.second.size() > 0)
+    if (item.second.IsMap() && item.second.size() > 0 && !is_recipe_key(path))  // a key whose value is a map (tags) stays whole
       flatten(item.second, path, origin_of, tree);
     else if (!is_empty_section(item.second, path))
       put_leaf(tree, path, Leaf{item.second, origin_of(item.first)});
@@ -197,7 +197,7 @@ void apply_override(const std::string& text, Tree& tree, Problems& problems) {
     return;
   }
   const auto origin_of = [&](const YAML::Node&) { return origin; };
-  if (value.IsMap() && value.size() > 0) {
+  if (value.IsMap() && value.size() > 0 && !is_recipe_key(key)) {
     flatten(value, key, origin_of, tree);
   } else {
     put_leaf(tree, key, Leaf{value, origin});

@@ -145,6 +145,20 @@ MaybeError convert(const YAML::Node& n, std::vector<double>& out) {
   return std::nullopt;
 }
 
+// A map of names to values ({team: vision}); null or {} clears what a base recipe set.
+MaybeError convert(const YAML::Node& n, std::map<std::string, std::string>& out) {
+  out.clear();
+  if (n.IsNull()) return std::nullopt;
+  if (!n.IsMap())
+    return fmt::format("expected a map of names to values, e.g. {{team: vision}}, got {}",
+                       n.IsScalar() ? "'" + n.Scalar() + "'" : "a list");
+  for (const auto& item : n) {
+    if (!item.second.IsScalar()) return fmt::format("'{}': expected a single value, got a list or map", item.first.Scalar());
+    out[item.first.Scalar()] = item.second.Scalar();
+  }
+  return std::nullopt;
+}
+
 MaybeError convert(const YAML::Node& n, std::vector<std::string>& out) {
   if (n.IsNull()) {  // `data.class_names: null` (or `~`, or nothing) clears a list a base recipe set
     out.clear();
@@ -186,6 +200,11 @@ YAML::Node to_node(const T& value) {
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
     YAML::Node node(YAML::NodeType::Sequence);
     for (const std::string& v : value) node.push_back(v);
+    node.SetStyle(YAML::EmitterStyle::Flow);
+    return node;
+  } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
+    YAML::Node node(YAML::NodeType::Map);
+    for (const auto& [key, v] : value) node[key] = v;
     node.SetStyle(YAML::EmitterStyle::Flow);
     return node;
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
@@ -259,6 +278,24 @@ MaybeError auto_or_count(const std::string& v) {
   } catch (const std::exception&) {
   }
   return fmt::format("expected 'auto' or a whole number >= 1, got '{}'", v);
+}
+
+// track.mlflow.uri: the server's address, never its credentials (a recipe is copied into every run
+// folder and checkpoint; user:password@ would travel with it).
+MaybeError tracking_uri(const std::string& v) {
+  if (v.empty() || v == "off") return std::nullopt;
+  if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+    return fmt::format(
+        "expected the tracking server's http:// or https:// address (cvtrain speaks MLflow's REST API), "
+        "'off', or nothing for MLFLOW_TRACKING_URI, got '{}'",
+        v);
+  const size_t host = v.find("://") + 3;
+  const size_t at = v.find('@', host);
+  if (at != std::string::npos && at < v.find('/', host))
+    return std::string(
+        "credentials do not belong in a recipe: give the address without user:password@ and set "
+        "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN)");
+  return std::nullopt;
 }
 
 // `KEY(train.epochs)` spells the recipe key and the struct member once: they are the same path.
@@ -397,6 +434,11 @@ const std::vector<Field>& schema() {
       field(KEY(profile.steps)),
       field(KEY(profile.ranks)),
       field(KEY(profile.tool)),
+      field(KEY(track.mlflow.uri), tracking_uri),
+      field(KEY(track.mlflow.experiment)),
+      field(KEY(track.mlflow.run_name)),
+      field(KEY(track.mlflow.tags)),
+      field(KEY(track.mlflow.log_weights)),
       field(KEY(preflight)),
       field(KEY(output)),
   };
@@ -437,6 +479,24 @@ std::optional<std::string> value_problem(const std::string& key, const std::stri
   } catch (const YAML::Exception& e) {
     return "cannot parse the value: " + e.msg;
   }
+}
+
+std::vector<std::pair<std::string, std::string>> recipe_values(const Recipe& recipe) {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const auto& f : schema()) {
+    const YAML::Node node = f.render(recipe);
+    if (node.IsScalar()) {
+      values.emplace_back(f.path, node.Scalar());
+      continue;
+    }
+    YAML::Emitter out;
+    out << node;
+    values.emplace_back(f.path, out.c_str());
+  }
+  if (recipe.train.micro_batch_auto)
+    for (auto& [key, value] : values)
+      if (key == "train.micro_batch") value = "auto";
+  return values;
 }
 
 std::string recipe_to_yaml(const Recipe& recipe) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cvtrain/recipe/recipe.h"
@@ -25,6 +26,10 @@ std::optional<std::string> read_recipe_key(const std::string& key, const YAML::N
 // What is wrong with `value` (YAML text, as after KEY= in an override) for the recipe key `key`, by
 // its schema row alone; nullopt when it reads.
 std::optional<std::string> value_problem(const std::string& key, const std::string& value);
+
+// Every key of the resolved recipe with its value as YAML spells it ("64", "[0.5, 0.5]"), in schema
+// order: what experiment trackers take as a run's parameters.
+std::vector<std::pair<std::string, std::string>> recipe_values(const Recipe& recipe);
 
 // The resolved recipe as YAML, every key present (what `cvtrain check` prints and runs save).
 std::string recipe_to_yaml(const Recipe& recipe);
