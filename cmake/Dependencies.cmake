@@ -37,6 +37,7 @@ file(CREATE_LINK "${FMT_INCLUDE_DIR}/fmt" "${CVTRAIN_FMT_INCLUDE_DIR}/fmt" SYMBO
 find_package(ZLIB REQUIRED)
 find_package(PNG REQUIRED)  # PNG decoding with its messages kept (data/png_decode.cpp)
 find_package(Threads REQUIRED)
+find_package(CURL REQUIRED)  # the MLflow tracking client (track/mlflow_client.cpp); Debian: libcurl4-openssl-dev
 
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
 

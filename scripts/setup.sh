@@ -14,10 +14,12 @@ TORCHVISION_VERSION=0.26.0  # the release built against TORCH_VERSION; used by b
 TIMM_VERSION=1.0.31         # the reference for the ViT/ConvNeXt parity tests
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
   libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgloo-dev dataset-fashion-mnist
-  chromium procps)  # chromium: the report's test opens it in a real (headless) browser; procps: tests count leftover ranks with pgrep
+  chromium procps libcurl4-openssl-dev)
+# chromium: the report's test opens it in a real (headless) browser; procps: tests count leftover ranks
+# with pgrep; libcurl: the MLflow tracking client's HTTP
 PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" safetensors numpy pyyaml
-  pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0
-  "nvidia-nvjpeg==13.0.*")  # nvjpeg.h for the GPU JPEG decoder, and the libnvjpeg.so.13 gpu_check.sh carries
+  pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0 mlflow==3.17.2
+  "nvidia-nvjpeg==13.0.*")  # mlflow: the tracking tests' real server and client; nvjpeg.h for the GPU JPEG decoder, and the libnvjpeg.so.13 gpu_check.sh carries
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -57,6 +59,7 @@ assert version("timm") == "$TIMM_VERSION"
 version("safetensors")
 version("pillow"), version("scikit-image")
 assert version("tensorboard") == "2.21.0"
+assert version("mlflow") == "3.17.2"
 assert version("nvidia-nvjpeg").startswith("13.0.")
 PY
   echo "setup: installing ${PIP_PACKAGES[*]} into $CVTRAIN_HOME/venv (a few GB, once per machine)"
