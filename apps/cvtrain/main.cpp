@@ -27,6 +27,7 @@ constexpr const char* kDescription =
     "  cvtrain export CHECKPOINT --out FILE.safetensors          weights for torchvision / timm\n"
     "  cvtrain predict --checkpoint DIR IMAGE|FOLDER ...         each image's top classes and probabilities\n"
     "  cvtrain report RUN|SWEEP [--out FILE.html]                one HTML page: curves, step breakdown, ranks, verdicts\n"
+    "  cvtrain track RUN|SWEEP [--uri URI]                       send a run or sweep to MLflow afterwards (idempotent)\n"
     "  cvtrain preflight --recipe FILE [KEY=VALUE ...]           measure ranks, links and input pipeline before training\n"
     "  cvtrain sweep --recipe FILE [--space S.yaml]              trials over a search space (grid, random, TPE; ASHA)\n"
     "Exit codes: 0 success, 1 runtime error, 2 recipe or usage error, 75 stopped by SIGTERM/SIGUSR1/SIGINT\n"

@@ -1,4 +1,5 @@
-// The commands about runs as a whole: `cvtrain report` (a run's or a sweep's HTML page) and `cvtrain sweep`.
+// The commands about runs as a whole: `cvtrain report` (a run's or a sweep's HTML page), `cvtrain track`
+// (a run or sweep sent to MLflow afterwards) and `cvtrain sweep`.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "cvtrain/recipe/sweep_space.h"
 #include "cvtrain/sweep/sweep_report.h"
 #include "cvtrain/sweep/sweep_runner.h"
+#include "cvtrain/tools/tracking_replay.h"
 #include "cvtrain/train/run_directory.h"
 
 namespace cvtrain::cli {
@@ -65,6 +67,38 @@ Command add_report_command(CLI::App& app) {
   cmd->add_option("run", args->run, "A run folder (the recipe's `output`) or a sweep folder (it holds sweep.jsonl)")->required();
   cmd->add_option("--out,-o", args->out, "The HTML file (default: RUN/report.html)");
   return {cmd, [args] { return run_report(*args); }};
+}
+
+struct TrackArgs {
+  std::string run;
+  ReplayOptions options;
+};
+
+int run_track(const TrackArgs& args) {
+  const ReplayResult result = replay_to_mlflow(args.run, args.options);
+  if (result.delivered == result.runs) {
+    log::info("{}: {} MLflow run{} complete", args.run, result.runs, result.runs == 1 ? "" : "s");
+    return 0;
+  }
+  log::error("{}: {} of {} MLflow runs complete; run `cvtrain track {}` again once the server answers (nothing is sent twice)", args.run,
+             result.delivered, result.runs, args.run);
+  return kExitRuntimeError;
+}
+
+Command add_track_command(CLI::App& app) {
+  auto args = std::make_shared<TrackArgs>();
+  auto* cmd = app.add_subcommand(
+      "track",
+      "Send a run folder to an MLflow tracking server after the fact: a run trained without tracking, or one whose\n"
+      "server was down or slow. The recipe as params, every metrics.jsonl value with its step, the tags, the end status\n"
+      "and the artifacts, into the run the folder's mlflow_run.json names (created when it names none). Run it twice\n"
+      "and nothing is sent twice. Given a sweep's folder: the sweep as the parent run, each trial as its child");
+  cmd->add_option("run", args->run, "A run folder (the recipe's `output`) or a sweep folder (it holds sweep.jsonl)")->required();
+  cmd->add_option("--uri", args->options.uri, "The server, http(s)://HOST:PORT (default: track.mlflow.uri, else MLFLOW_TRACKING_URI)");
+  cmd->add_option(
+      "--experiment", args->options.experiment,
+      "The experiment of a run not yet in MLflow (default: track.mlflow.experiment, else MLFLOW_EXPERIMENT_NAME, else Default)");
+  return {cmd, [args] { return run_track(*args); }};
 }
 
 struct SweepArgs {
@@ -132,6 +166,8 @@ Command add_sweep_command(CLI::App& app) {
 
 }  // namespace
 
-std::vector<Command> add_results_commands(CLI::App& app) { return {add_report_command(app), add_sweep_command(app)}; }
+std::vector<Command> add_results_commands(CLI::App& app) {
+  return {add_report_command(app), add_track_command(app), add_sweep_command(app)};
+}
 
 }  // namespace cvtrain::cli

@@ -29,7 +29,9 @@
 #include "cvtrain/recipe/recipe_schema.h"
 #include "cvtrain/sweep/successive_halving.h"
 #include "cvtrain/sweep/sweep_log.h"
+#include "cvtrain/sweep/sweep_tracking.h"
 #include "cvtrain/sweep/trial_sampler.h"
+#include "cvtrain/track/tracking_settings.h"
 
 namespace cvtrain {
 namespace {
@@ -246,6 +248,9 @@ class SweepRun {
       }
   }
 
+  // The sweep's MLflow run, which the trials' runs are children of ("": none).
+  void track_under(std::string parent_run) { parent_run_ = std::move(parent_run); }
+
   SweepSummary summary() const {
     SweepSummary summary;
     summary.folder = folder_;
@@ -319,6 +324,7 @@ class SweepRun {
     free_slots_.pop_back();
     const int64_t rung_epoch = rungs_[t.rungs.size()];
     TrialLaunch launch = placement(o_, space_, steps_, slot, parallel_, trial_name(t.index));
+    if (!parent_run_.empty()) launch.env.emplace_back(kParentRunVariable, parent_run_);  // the trial's MLflow run is its child
     std::vector<std::string> argv = launch.prefix;
     for (const std::string& word : {o_.executable, std::string("--recipe"), o_.recipe}) argv.push_back(word);
     for (const std::string& v : trial_overrides(o_, t, folder_)) argv.push_back(v);
@@ -378,6 +384,7 @@ class SweepRun {
   std::vector<int64_t> free_slots_;
   std::set<int64_t> stopped_here_;  // trials stopped by a signal during this run
   std::map<int64_t, size_t> failures_before_;  // per trial: its failures.jsonl lines before its latest launch
+  std::string parent_run_;
 };
 
 // SWEEP/best_recipe.yaml: the best trial's resolved recipe as a run of its own (output SWEEP/best,
@@ -466,12 +473,15 @@ SweepSummary run_sweep(const SweepOptions& o) {
 
   SweepRun sweep(o, space, folder, std::move(trials), rung_epochs(space.grace_epochs, space.reduction, recipe.train.epochs), parallel,
                  steps);
+  SweepTracking tracking(recipe, space, folder);
+  sweep.track_under(tracking.parent_run_id());
   sweep.run();
   SweepSummary summary = sweep.summary();
   if (!summary.best_trial.empty()) write_best_recipe(summary.best_trial, folder);
   write_file_atomically((fs::path(folder) / "results.md").string(),
                         fmt::format("# Sweep of {} over {} ({} {})\n\n{}", o.recipe, space_source(o), space.maximize ? "max" : "min",
                                     space.metric, summary.table));
+  tracking.finish(summary.stopped > 0);
   return summary;
 }
 

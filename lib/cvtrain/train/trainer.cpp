@@ -35,6 +35,7 @@
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/run_lines.h"
 #include "cvtrain/train/run_profiler.h"
+#include "cvtrain/train/run_tracking.h"
 #include "cvtrain/train/trace_window.h"
 #include "cvtrain/train/train_step.h"
 #include "cvtrain/train/weight_ema.h"
@@ -292,7 +293,7 @@ void Trainer::write_final_files(double seconds) const {  // rank 0: model.pt, th
 }  // namespace
 
 TrainSummary train(const Recipe& recipe, const RankInfo& rank, const std::function<void(PreflightParts&)>& before_strategy) {
-  return Trainer(recipe, rank, before_strategy).run();
+  return with_tracking(recipe, rank, [&] { return Trainer(recipe, rank, before_strategy).run(); });
 }
 
 }  // namespace cvtrain

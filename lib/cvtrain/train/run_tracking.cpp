@@ -1,0 +1,79 @@
+// Tracking one start: the tracker made before the trainer (it waits for the run folder), ended with
+// the start's outcome; the report page written for it at the end.
+#include "cvtrain/train/run_tracking.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "cvtrain/core/error.h"
+#include "cvtrain/core/log.h"
+#include "cvtrain/core/text_file.h"
+#include "cvtrain/core/this_machine.h"
+#include "cvtrain/core/version.h"
+#include "cvtrain/git_revision.h"
+#include "cvtrain/launch/rank_environment.h"
+#include "cvtrain/observe/run_history.h"
+#include "cvtrain/observe/run_report.h"
+#include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/recipe_schema.h"
+
+namespace cvtrain {
+namespace {
+
+constexpr double kEndWaitSeconds = 60;      // what the end of a finished or failed start gives the server
+constexpr double kStoppedWaitSeconds = 10;  // a stop on request: the scheduler's grace period is short
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+TrackedRun tracked_run(const Recipe& recipe, const std::string& folder, bool live) {
+  TrackedRun run;
+  run.folder = folder;
+  run.live = live;
+  run.params = recipe_values(recipe);
+  const char* user = std::getenv("USER");
+  run.tags = {{"mlflow.source.name", "cvtrain"}, {"mlflow.source.type", "LOCAL"}, {"mlflow.source.git.commit", CVTRAIN_GIT_REVISION},
+              {"mlflow.user", user ? user : ""}, {"cvtrain.version", kVersion},   {"cvtrain.host", host_name()},
+              {"cvtrain.output", folder}};
+  return run;
+}
+
+std::vector<std::string> artifacts_to_upload(const std::string& folder, bool weights) {
+  if (!std::filesystem::exists(folder + "/metrics.jsonl")) return {"recipe.yaml", "failures.jsonl"};  // a start that never trained
+  try {  // the report page of what the folder holds now
+    write_file_atomically(folder + "/report.html", run_report_html(read_run_history(folder), utc_now()));
+  } catch (const Error& e) {
+    log::warn("experiment tracking: no report page for {}: {}", folder, e.what());
+  }
+  std::vector<std::string> names{"report.html",     "recipe.yaml", "metrics.jsonl", "perf_summary.json",
+                                 "provenance.json", "eval.json",   "failures.jsonl"};
+  if (weights) names.push_back("model.pt");
+  return names;
+}
+
+TrainSummary with_tracking(const Recipe& recipe, const RankInfo& rank, const std::function<TrainSummary()>& train) {
+  const std::optional<TrackingSettings> settings = rank.rank == 0 ? tracking_settings(recipe.track.mlflow, recipe.output) : std::nullopt;
+  if (!settings) return train();
+  RunTracker tracker(*settings, tracked_run(recipe, recipe.output, true));
+  const auto end = [&](RunEnd how, const std::string& error, double wait_s) {
+    tracker.finish(how, error,
+                   how == RunEnd::kKilled ? std::vector<std::string>{} : artifacts_to_upload(recipe.output, settings->log_weights), wait_s);
+  };
+  try {
+    const TrainSummary summary = train();
+    end(RunEnd::kFinished, "", kEndWaitSeconds);
+    return summary;
+  } catch (const Stopped&) {
+    end(RunEnd::kKilled, "", kStoppedWaitSeconds);
+    throw;
+  } catch (const std::exception& e) {
+    end(RunEnd::kFailed, first_line(e.what()), kEndWaitSeconds);
+    throw;
+  }
+}
+
+}  // namespace cvtrain
