@@ -126,7 +126,7 @@ TEST_CASE("where a run is tracked: the recipe over MLflow's variables, credentia
   CHECK(without_credentials("http://mlflow:5000/a@b") == "http://mlflow:5000/a@b");
 }
 
-TEST_CASE("a metrics line becomes KIND/KEY points at its step; null is NaN; resume lines give none", "[track]") {
+TEST_CASE("a metrics line becomes KIND/KEY points at its step, null a NaN, and a resume line none", "[track]") {
   const JsonValue train =
       parse_json(R"({"kind": "train", "epoch": 1, "step": 20, "loss": 0.5, "lr": 0.1, "loss_scale": null, "note": "x"})", "t");
   const std::vector<MetricPoint> points = metric_points(train, 1234);

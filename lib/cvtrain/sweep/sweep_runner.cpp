@@ -248,8 +248,12 @@ class SweepRun {
       }
   }
 
-  // The sweep's MLflow run, which the trials' runs are children of ("": none).
-  void track_under(std::string parent_run) { parent_run_ = std::move(parent_run); }
+  // The sweep's MLflow run, which the trials' runs are children of and which hears of each trial's
+  // metric (nothing when tracking is off).
+  void track_in(SweepTracking& tracking) {
+    tracking_ = &tracking;
+    parent_run_ = tracking.parent_run_id();
+  }
 
   SweepSummary summary() const {
     SweepSummary summary;
@@ -353,6 +357,7 @@ class SweepRun {
     if (exit.exit_code == 0) {
       t.rungs.push_back(t.metric.value_or(std::nan("")));
       log_.rung(t, rungs_[t.rungs.size() - 1]);
+      if (tracking_) tracking_->trial_reported(t.index, t.metric);
       t.status = t.rungs.size() == rungs_.size() ? TrialStatus::kDone : TrialStatus::kPaused;
     } else {
       t.status = exit.exit_code == kExitPreempted ? TrialStatus::kStopped : TrialStatus::kFailed;
@@ -384,6 +389,7 @@ class SweepRun {
   std::vector<int64_t> free_slots_;
   std::set<int64_t> stopped_here_;  // trials stopped by a signal during this run
   std::map<int64_t, size_t> failures_before_;  // per trial: its failures.jsonl lines before its latest launch
+  SweepTracking* tracking_ = nullptr;
   std::string parent_run_;
 };
 
@@ -474,7 +480,7 @@ SweepSummary run_sweep(const SweepOptions& o) {
   SweepRun sweep(o, space, folder, std::move(trials), rung_epochs(space.grace_epochs, space.reduction, recipe.train.epochs), parallel,
                  steps);
   SweepTracking tracking(recipe, space, folder);
-  sweep.track_under(tracking.parent_run_id());
+  sweep.track_in(tracking);
   sweep.run();
   SweepSummary summary = sweep.summary();
   if (!summary.best_trial.empty()) write_best_recipe(summary.best_trial, folder);

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "cvtrain/core/error.h"
@@ -61,11 +63,17 @@ std::vector<std::string> sweep_artifacts(const std::string& folder) {
   return {"report.html", "results.md", "space.yaml", "sweep.jsonl", "best_recipe.yaml"};
 }
 
-SweepTracking::SweepTracking(const Recipe& base, const SweepSpace& space, const std::string& folder) : folder_(folder) {
+SweepTracking::SweepTracking(const Recipe& base, const SweepSpace& space, const std::string& folder)
+    : folder_(folder), metric_(space.metric), maximize_(space.maximize) {
   MlflowSpec spec = base.track.mlflow;
   if (spec.run_name.empty()) spec.run_name = std::filesystem::path(folder).lexically_normal().filename().string();
-  if (const auto settings = tracking_settings(spec, folder))
+  const auto settings = tracking_settings(spec, folder);
+  if (!settings) return;
+  try {
     tracker_ = std::make_unique<RunTracker>(*settings, tracked_sweep(space, folder, true));
+  } catch (const std::exception& e) {  // the sweep goes on untracked
+    log::warn("experiment tracking is off for this sweep: {}", e.what());
+  }
 }
 
 SweepTracking::~SweepTracking() = default;
@@ -82,10 +90,23 @@ std::string SweepTracking::parent_run_id() {
   return "";
 }
 
+void SweepTracking::trial_reported(int64_t trial, std::optional<double> metric) {
+  if (!tracker_) return;
+  if (metric && std::isfinite(*metric) && (!best_ || (maximize_ ? *metric > *best_ : *metric < *best_))) best_ = metric;
+  const auto number = [](std::optional<double> v) { return v && std::isfinite(*v) ? fmt::format("{}", *v) : std::string("null"); };
+  const std::string line = fmt::format("{{\"kind\": \"sweep\", \"step\": {}, \"trial\": {}, \"{}\": {}, \"best_{}\": {}}}\n", ++reports_,
+                                       trial, metric_, number(metric), metric_, number(best_));
+  std::ofstream(folder_ + "/metrics.jsonl", std::ios::app) << line;
+}
+
 void SweepTracking::finish(bool stopped) {
   if (!tracker_) return;
-  tracker_->finish(stopped ? RunEnd::kKilled : RunEnd::kFinished, "", stopped ? std::vector<std::string>{} : sweep_artifacts(folder_),
-                   kEndWaitSeconds);
+  try {
+    tracker_->finish(stopped ? RunEnd::kKilled : RunEnd::kFinished, "", stopped ? std::vector<std::string>{} : sweep_artifacts(folder_),
+                     kEndWaitSeconds);
+  } catch (const std::exception& e) {
+    log::warn("experiment tracking: the sweep's end was not sent: {}; `cvtrain track {}` sends it", e.what(), folder_);
+  }
 }
 
 }  // namespace cvtrain

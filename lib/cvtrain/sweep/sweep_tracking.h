@@ -3,7 +3,9 @@
 // own run is its child. Nothing at all when the base recipe and the environment name no server.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +30,19 @@ class SweepTracking {
   // The parent run's id, waiting a few seconds for the server to create it; "" when tracking is off
   // or the server did not answer (the trials are then tracked as runs of their own).
   std::string parent_run_id();
+  // A trial's start that ended well (at a rung or at its end) with `metric` (nullopt: it reported
+  // none): a line of SWEEP/metrics.jsonl, which the parent run gets as sweep/METRIC,
+  // sweep/best_METRIC and sweep/trial at the count of such ends.
+  void trial_reported(int64_t trial, std::optional<double> metric);
   // `stopped`: the sweep was interrupted and continues on its next start.
   void finish(bool stopped);
 
  private:
   std::string folder_;
+  std::string metric_;
+  bool maximize_ = true;
+  int64_t reports_ = 0;
+  std::optional<double> best_;
   std::unique_ptr<RunTracker> tracker_;
 };
 

@@ -245,7 +245,12 @@ void RunTracker::send_end() {
   for (const std::string& name : artifacts) {
     const std::string path = run_.folder + "/" + name;
     if (uploaded_.count(name) || !std::filesystem::is_regular_file(path)) continue;
-    client_->upload_artifact(*mlflow_run_, name, path);
+    try {
+      client_->upload_artifact(*mlflow_run_, name, path);
+    } catch (const TrackingError& e) {  // an artifact store cvtrain cannot write: the run still gets its status
+      if (e.retryable()) throw;
+      log::warn("experiment tracking: {}", e.what());
+    }
     uploaded_.insert(name);
   }
   Tags tags = provenance_tags();

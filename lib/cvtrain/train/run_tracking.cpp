@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "cvtrain/core/error.h"
@@ -34,7 +35,10 @@ TrackedRun tracked_run(const Recipe& recipe, const std::string& folder, bool liv
   TrackedRun run;
   run.folder = folder;
   run.live = live;
-  run.params = recipe_values(recipe);
+  // Params are the experiment's settings, which MLflow never lets change: the keys a sweep sets per
+  // start (a free port, the rung to stop at) are not, and differ between one run's starts.
+  for (auto& [key, value] : recipe_values(recipe))
+    if (key != "distributed.master_port" && key != "train.stop_at_epoch") run.params.emplace_back(key, std::move(value));
   const char* user = std::getenv("USER");
   run.tags = {{"mlflow.source.name", "cvtrain"}, {"mlflow.source.type", "LOCAL"}, {"mlflow.source.git.commit", CVTRAIN_GIT_REVISION},
               {"mlflow.user", user ? user : ""}, {"cvtrain.version", kVersion},   {"cvtrain.host", host_name()},
@@ -46,7 +50,7 @@ std::vector<std::string> artifacts_to_upload(const std::string& folder, bool wei
   if (!std::filesystem::exists(folder + "/metrics.jsonl")) return {"recipe.yaml", "failures.jsonl"};  // a start that never trained
   try {  // the report page of what the folder holds now
     write_file_atomically(folder + "/report.html", run_report_html(read_run_history(folder), utc_now()));
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     log::warn("experiment tracking: no report page for {}: {}", folder, e.what());
   }
   std::vector<std::string> names{"report.html",     "recipe.yaml", "metrics.jsonl", "perf_summary.json",
@@ -55,25 +59,43 @@ std::vector<std::string> artifacts_to_upload(const std::string& folder, bool wei
   return names;
 }
 
+namespace {
+
+// Ends the tracked run as the start ended. Never throws: a tracking problem is never training's.
+void end_tracking(RunTracker& tracker, const std::string& folder, bool weights, RunEnd how, const std::string& error) {
+  try {
+    const bool stopped = how == RunEnd::kKilled;  // resumed soon: its artifacts go at the run's real end
+    tracker.finish(how, error, stopped ? std::vector<std::string>{} : artifacts_to_upload(folder, weights),
+                   stopped ? kStoppedWaitSeconds : kEndWaitSeconds);
+  } catch (const std::exception& e) {
+    log::warn("experiment tracking: the run's end was not sent: {}; `cvtrain track {}` sends it", e.what(), folder);
+  }
+}
+
+}  // namespace
+
 TrainSummary with_tracking(const Recipe& recipe, const RankInfo& rank, const std::function<TrainSummary()>& train) {
   const std::optional<TrackingSettings> settings = rank.rank == 0 ? tracking_settings(recipe.track.mlflow, recipe.output) : std::nullopt;
   if (!settings) return train();
-  RunTracker tracker(*settings, tracked_run(recipe, recipe.output, true));
-  const auto end = [&](RunEnd how, const std::string& error, double wait_s) {
-    tracker.finish(how, error,
-                   how == RunEnd::kKilled ? std::vector<std::string>{} : artifacts_to_upload(recipe.output, settings->log_weights), wait_s);
-  };
+  std::unique_ptr<RunTracker> tracker;
   try {
-    const TrainSummary summary = train();
-    end(RunEnd::kFinished, "", kEndWaitSeconds);
-    return summary;
+    tracker = std::make_unique<RunTracker>(*settings, tracked_run(recipe, recipe.output, true));
+  } catch (const std::exception& e) {
+    log::warn("experiment tracking is off for this start: {}", e.what());
+    return train();
+  }
+  TrainSummary summary;
+  try {
+    summary = train();
   } catch (const Stopped&) {
-    end(RunEnd::kKilled, "", kStoppedWaitSeconds);
+    end_tracking(*tracker, recipe.output, settings->log_weights, RunEnd::kKilled, "");
     throw;
   } catch (const std::exception& e) {
-    end(RunEnd::kFailed, first_line(e.what()), kEndWaitSeconds);
+    end_tracking(*tracker, recipe.output, settings->log_weights, RunEnd::kFailed, first_line(e.what()));
     throw;
   }
+  end_tracking(*tracker, recipe.output, settings->log_weights, RunEnd::kFinished, "");
+  return summary;
 }
 
 }  // namespace cvtrain
