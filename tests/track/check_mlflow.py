@@ -7,8 +7,9 @@ Cases (--cases, comma-separated):
            and the recipe's, the artifacts, FINISHED; the token in MLFLOW_TRACKING_TOKEN nowhere in
            the folder or the output
   resume   a start stopped by SIGTERM (KILLED), resumed on 2 ranks: one run, FINISHED, world size 2,
-           no step logged twice, the weights uploaded (log_weights); a failing start (non-finite
-           steps) ends FAILED with its error
+           no step logged twice, the weights uploaded (log_weights); a group restarted after a
+           rank's crash is one FINISHED run, its first attempt's error gone; a failing start
+           (non-finite steps) ends FAILED with its error
   sweep    a sweep: a parent run and one child per trial, every one FINISHED, the parent's best
            metric the best child's; `cvtrain track SWEEP` afterwards adds no run and no point
   outage   the server killed mid-run: training ends normally (exit 0, one warning), and
@@ -209,6 +210,14 @@ def case_resume(server, work):
     steps = {step for (key, step) in metrics_of_run(client, run.info.run_id)[0] if key == "train/loss"}
     expect(steps == set(range(1, max(steps) + 1)), f"train/loss misses steps: {sorted(set(range(1, max(steps) + 1)) - steps)}")
 
+    restarted = os.path.join(work, "restarted")  # rank 1 crashes; the launcher restarts the group from its checkpoint
+    cvtrain(quick(restarted, server.uri, "checkpoint.every_steps=4", "distributed.nproc_per_node=2", "distributed.max_restarts=1"),
+            env={"CVTRAIN_FAULT_RANK": "1", "CVTRAIN_FAULT_STEP": "5"})
+    run = the_run(client, "cvtrain-e2e", "restarted")
+    expect(run.info.status == "FINISHED", f"a restarted group's run: {run.info.status}")
+    expect("cvtrain.error" not in run.data.tags, f"the first attempt's error stays on a finished run: {run.data.tags.get('cvtrain.error')}")
+    check_metrics(client, run.info.run_id, restarted)
+
     failing = os.path.join(work, "failing")
     broken = cvtrain(quick(failing, server.uri, "train.max_bad_steps=2"), env={"CVTRAIN_NAN_STEPS": "3-100"}, check=False)
     expect(broken.returncode == 1, f"a failing run exits 1, got {broken.returncode}")
@@ -216,7 +225,8 @@ def case_resume(server, work):
     expect(failed.info.status == "FAILED", f"a failing run is FAILED, got {failed.info.status}")
     error = failed.data.tags.get("cvtrain.error", "")
     expect("non-finite" in error or "NaN" in error or "nan" in error, f"error tag: {error!r}")
-    print(f"resume: KILLED, then the same run FINISHED on 2 ranks with {n} points, each step once; a failure FAILED: {error[:80]}")
+    print(f"resume: KILLED, then the same run FINISHED on 2 ranks with {n} points, each step once; a restarted group one run; "
+          f"a failure FAILED: {error[:80]}")
 
 
 def case_sweep(server, work):

@@ -186,6 +186,10 @@ void MlflowClient::log_batch(const std::string& run_id, const std::vector<Metric
                    key_values(tags)));
 }
 
+void MlflowClient::delete_tag(const std::string& run_id, const std::string& key) {
+  call("POST", "/api/2.0/mlflow/runs/delete-tag", fmt::format(R"({{"run_id":{},"key":{}}})", json_string(run_id), json_string(key)));
+}
+
 void MlflowClient::update_run(const std::string& run_id, const std::string& status, int64_t end_ms) {
   const std::string end = end_ms > 0 ? fmt::format(",\"end_time\":{}", end_ms) : "";
   call("POST", "/api/2.0/mlflow/runs/update",

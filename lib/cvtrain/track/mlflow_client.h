@@ -69,6 +69,7 @@ class MlflowClient {
   MlflowRun get_run(const std::string& run_id);
   // Any of the three may be empty; each within the kMaxBatch* limits.
   void log_batch(const std::string& run_id, const std::vector<MetricPoint>& metrics, const Tags& params, const Tags& tags);
+  void delete_tag(const std::string& run_id, const std::string& key);
   // status: RUNNING, FINISHED, FAILED or KILLED; end_ms 0 leaves the end time unset.
   void update_run(const std::string& run_id, const std::string& status, int64_t end_ms);
   // The steps at which `key` has points in the run.

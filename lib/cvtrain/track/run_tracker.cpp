@@ -18,6 +18,10 @@ namespace {
 
 constexpr double kPollSeconds = 1.0;  // how often a quiet metrics.jsonl is looked at
 constexpr double kMaxBackoffSeconds = 30;
+// A failed start's error: a tag of cvtrain's, and the run's description (MLflow's note) in the UI.
+constexpr const char* kErrorTag = "cvtrain.error";
+constexpr const char* kNoteTag = "mlflow.note.content";
+const std::string kFailedNote = "Failed: ";
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -177,6 +181,9 @@ void RunTracker::open_run() {
   if (found) {
     for (const std::string& key : found->metric_keys) sent_steps_[key] = client_->metric_steps(found->run_id, key);
     if (run_.live) client_->update_run(found->run_id, "RUNNING", 0);
+    // An earlier start's failure (a group restarted after it, a run resumed): no longer what the run says.
+    if (found->tags.count(kErrorTag)) client_->delete_tag(found->run_id, kErrorTag);
+    if (found->tags.count(kNoteTag) && found->tags[kNoteTag].rfind(kFailedNote, 0) == 0) client_->delete_tag(found->run_id, kNoteTag);
   } else {
     Tags tags = run_.tags;
     tags.insert(tags.end(), settings_.tags.begin(), settings_.tags.end());
@@ -255,8 +262,8 @@ void RunTracker::send_end() {
   }
   Tags tags = provenance_tags();
   if (end == RunEnd::kFailed && !error_line.empty()) {
-    tags.emplace_back("cvtrain.error", error_line.substr(0, 5000));
-    tags.emplace_back("mlflow.note.content", "Failed: " + error_line.substr(0, 5000));
+    tags.emplace_back(kErrorTag, error_line.substr(0, 5000));
+    tags.emplace_back(kNoteTag, kFailedNote + error_line.substr(0, 5000));
   }
   if (!tags.empty()) client_->log_batch(mlflow_run_->run_id, {}, {}, tags);
   client_->update_run(mlflow_run_->run_id, mlflow_status(end), now_ms());
