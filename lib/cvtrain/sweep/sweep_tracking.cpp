@@ -4,11 +4,9 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
@@ -80,14 +78,11 @@ SweepTracking::~SweepTracking() = default;
 
 std::string SweepTracking::parent_run_id() {
   if (!tracker_) return "";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kParentWaitSeconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (std::string id = tracker_->run_id(); !id.empty()) return id;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  log::warn("experiment tracking: the sweep's MLflow run was not created within {:.0f} s; each trial is tracked as a run of its own",
-            kParentWaitSeconds);
-  return "";
+  std::string id = tracker_->wait_for_run_id(kParentWaitSeconds);
+  if (id.empty())
+    log::warn("experiment tracking: the sweep's MLflow run was not created within {:.0f} s; each trial is tracked as a run of its own",
+              kParentWaitSeconds);
+  return id;
 }
 
 void SweepTracking::trial_reported(int64_t trial, std::optional<double> metric) {

@@ -5,10 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "cvtrain/core/error.h"
@@ -87,19 +85,19 @@ ReplayResult replay_to_mlflow(const std::string& folder, const ReplayOptions& op
   const FolderLock lock(folder, "sweep");
   const SweepHistory sweep = read_sweep_history(folder);
   std::vector<std::string> trials;
-  for (const auto& entry : fs::directory_iterator(folder))
-    if (entry.is_directory() && fs::exists(entry.path() / "recipe.yaml")) trials.push_back(entry.path().string());
+  for (const auto& entry : fs::directory_iterator(folder))  // trial-NNNN (a run of best_recipe.yaml there is not a trial)
+    if (entry.is_directory() && entry.path().filename().string().rfind("trial-", 0) == 0 && fs::exists(entry.path() / "recipe.yaml"))
+      trials.push_back(entry.path().string());
   std::sort(trials.begin(), trials.end());
   if (trials.empty()) throw Error(fmt::format("{}: a sweep without any trial folder: nothing to send", folder));
   // The parent's server and experiment: those of its first trial's recipe (every trial shares the base recipe's).
-  TrackingSettings settings = settings_for(folder_recipe(trials.front()), folder, options);
-  settings.run_name = fs::path(folder).lexically_normal().filename().string();
+  const Recipe base = folder_recipe(trials.front());
+  TrackingSettings settings = settings_for(base, folder, options);
+  if (base.track.mlflow.run_name.empty())
+    settings.run_name = fs::path(folder).lexically_normal().filename().string();  // as the live sweep names it
   settings.parent_run_id.clear();
   RunTracker parent(settings, tracked_sweep(sweep.space, folder, false));
-  const std::string parent_id = [&] {
-    for (int i = 0; i < 600 && parent.run_id().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    return parent.run_id();
-  }();
+  const std::string parent_id = parent.wait_for_run_id(options.wait_s);
   result.runs = 1 + static_cast<int>(trials.size());
   for (const std::string& trial : trials) result.delivered += replay_run(trial, options, parent_id) ? 1 : 0;
   result.delivered += parent.finish(RunEnd::kFinished, "", sweep_artifacts(folder), options.wait_s) ? 1 : 0;

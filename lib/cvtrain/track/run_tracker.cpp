@@ -70,6 +70,13 @@ std::string RunTracker::run_id() const {
   return mlflow_run_ ? mlflow_run_->run_id : "";
 }
 
+std::string RunTracker::wait_for_run_id(double seconds) const {
+  const double deadline = steady_seconds() + seconds;
+  std::string id = run_id();
+  for (; id.empty() && steady_seconds() < deadline; id = run_id()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return id;
+}
+
 bool RunTracker::finish(RunEnd end, const std::string& error_line, const std::vector<std::string>& artifacts, double wait_s) {
   {
     std::lock_guard<std::mutex> lock(mutex_);

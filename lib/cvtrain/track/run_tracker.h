@@ -50,6 +50,8 @@ class RunTracker {
 
   // The MLflow run's id once it exists ("" before, or when tracking gave up).
   std::string run_id() const;
+  // The same, waiting up to `seconds` for the thread to create or reopen the run.
+  std::string wait_for_run_id(double seconds) const;
 
  private:
   void work();
