@@ -300,6 +300,7 @@ def main():
     ARGS = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cvtrain-mlflow-") as work:
         os.environ.pop("MLFLOW_TRACKING_URI", None)
+        os.environ.update(MLFLOW_DISABLE_TELEMETRY="true", DO_NOT_TRACK="true")  # the server and client stay off the network
         server = Server(work)
         server.start()
         try:
