@@ -7,7 +7,8 @@ Cases (--cases, comma-separated):
            and the recipe's, the artifacts, FINISHED; the token in MLFLOW_TRACKING_TOKEN nowhere in
            the folder or the output
   resume   a start stopped by SIGTERM (KILLED), resumed on 2 ranks: one run, FINISHED, world size 2,
-           no step logged twice, the weights uploaded (log_weights); a group restarted after a
+           no step logged twice, the weights uploaded (log_weights); resumed from its checkpoint
+           into another folder, still the same run; a group restarted after a
            rank's crash is one FINISHED run, its first attempt's error gone; a failing start
            (non-finite steps) ends FAILED with its error
   sweep    a sweep: a parent run and one child per trial, every one FINISHED, the parent's best
@@ -209,6 +210,15 @@ def case_resume(server, work):
     n = check_metrics(client, run.info.run_id, folder)
     steps = {step for (key, step) in metrics_of_run(client, run.info.run_id)[0] if key == "train/loss"}
     expect(steps == set(range(1, max(steps) + 1)), f"train/loss misses steps: {sorted(set(range(1, max(steps) + 1)) - steps)}")
+
+    moved = os.path.join(work, "moved")  # resumed from its last checkpoint into another folder, for a third epoch
+    last = sorted(os.listdir(os.path.join(folder, "checkpoints")))[-1]
+    cvtrain(quick(moved, server.uri, *longer, "train.epochs=3", f"checkpoint.resume={os.path.join(folder, 'checkpoints', last)}"))
+    continued = client.get_run(run.info.run_id)
+    expect(continued.info.status == "FINISHED", f"the run continued elsewhere: {continued.info.status}")
+    expect(json.load(open(os.path.join(moved, "mlflow_run.json")))["run_id"] == run.info.run_id, "a resume into another folder made another run")
+    steps_after = {m.step for m in client.get_metric_history(run.info.run_id, "train/loss")}
+    expect(max(steps_after) > max(steps), f"the third epoch's points are not in the run (last step {max(steps_after)})")
 
     restarted = os.path.join(work, "restarted")  # rank 1 crashes; the launcher restarts the group from its checkpoint
     cvtrain(quick(restarted, server.uri, "checkpoint.every_steps=4", "distributed.nproc_per_node=2", "distributed.max_restarts=1"),

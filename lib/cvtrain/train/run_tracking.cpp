@@ -72,6 +72,24 @@ void end_tracking(RunTracker& tracker, const std::string& folder, bool weights, 
   }
 }
 
+// checkpoint.resume: PATH, a checkpoint of another run folder, continues that run, in MLflow too:
+// the mlflow_run.json beside its checkpoints (PATH's run folder) comes along, unless this folder
+// has one of its own.
+void continue_resumed_run(const Recipe& recipe) {
+  namespace fs = std::filesystem;
+  const fs::path mine = fs::path(recipe.output) / kTrackedRunFile;
+  if (recipe.checkpoint.resume.mode != ResumeMode::kFolder || fs::exists(mine)) return;
+  fs::path folder = fs::absolute(recipe.checkpoint.resume.folder).lexically_normal();
+  for (int up = 0; up < 3 && folder.has_relative_path(); ++up, folder = folder.parent_path()) {  // the checkpoint, checkpoints/, the run
+    if (!fs::exists(folder / kTrackedRunFile)) continue;
+    std::error_code error;
+    fs::create_directories(recipe.output, error);
+    fs::copy_file(folder / kTrackedRunFile, mine, error);
+    if (!error) log::info("experiment tracking: continuing the MLflow run of {}", folder.string());
+    return;
+  }
+}
+
 }  // namespace
 
 TrainSummary with_tracking(const Recipe& recipe, const RankInfo& rank, const std::function<TrainSummary()>& train) {
@@ -79,6 +97,7 @@ TrainSummary with_tracking(const Recipe& recipe, const RankInfo& rank, const std
   if (!settings) return train();
   std::unique_ptr<RunTracker> tracker;
   try {
+    continue_resumed_run(recipe);
     tracker = std::make_unique<RunTracker>(*settings, tracked_run(recipe, recipe.output, true));
   } catch (const std::exception& e) {
     log::warn("experiment tracking is off for this start: {}", e.what());
