@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "cvtrain/core/error.h"
@@ -35,13 +36,14 @@ uint8_t colour_type(int channels) {
   }
 }
 
-}  // namespace
-
-void write_png(const std::string& path, const uint8_t* pixels, int width, int height, int channels) {
+// Signature, IHDR, the extra chunks (PLTE), one IDAT of the deflated rows, IEND; written to a
+// temporary name and renamed into place.
+void write_png_file(const std::string& path, const uint8_t* pixels, int width, int height, int channels, uint8_t colour,
+                    const std::vector<std::pair<const char*, std::vector<uint8_t>>>& extra) {
   std::vector<uint8_t> header;
   put_u32(header, static_cast<uint32_t>(width));
   put_u32(header, static_cast<uint32_t>(height));
-  header.insert(header.end(), {8, colour_type(channels), 0, 0, 0});
+  header.insert(header.end(), {8, colour, 0, 0, 0});
   const size_t row = static_cast<size_t>(width) * channels;
   std::vector<uint8_t> raw;
   raw.reserve((row + 1) * static_cast<size_t>(height));
@@ -56,6 +58,7 @@ void write_png(const std::string& path, const uint8_t* pixels, int width, int he
   packed.resize(packed_size);
   std::vector<uint8_t> file{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   put_chunk(file, "IHDR", header);
+  for (const auto& [type, data] : extra) put_chunk(file, type, data);
   put_chunk(file, "IDAT", packed);
   put_chunk(file, "IEND", {});
   const std::string partial = path + ".partial";
@@ -67,6 +70,20 @@ void write_png(const std::string& path, const uint8_t* pixels, int width, int he
   std::error_code error;
   std::filesystem::rename(partial, path, error);
   if (error) throw Error(fmt::format("cannot write {}: {}", path, error.message()));
+}
+
+}  // namespace
+
+void write_png(const std::string& path, const uint8_t* pixels, int width, int height, int channels) {
+  write_png_file(path, pixels, width, height, channels, colour_type(channels), {});
+}
+
+void write_palette_png(const std::string& path, const uint8_t* indices, int width, int height,
+                       const std::vector<std::array<uint8_t, 3>>& palette) {
+  if (palette.empty() || palette.size() > 256) throw Error(fmt::format("a PNG palette holds 1 to 256 colours, not {}", palette.size()));
+  std::vector<uint8_t> plte;
+  for (const auto& colour : palette) plte.insert(plte.end(), colour.begin(), colour.end());
+  write_png_file(path, indices, width, height, 1, 3, {{"PLTE", plte}});
 }
 
 }  // namespace cvtrain

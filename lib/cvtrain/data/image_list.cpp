@@ -21,9 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // The header names a path and a label column may have (any case; spaces and dashes as '_').
-const std::vector<std::string> kPathNames{"path",  "file",       "filename",   "file_name", "filepath", "file_path",
-                                          "image", "image_path", "image_name", "img",       "img_path"};
-const std::vector<std::string> kLabelNames{"label", "class", "class_name", "classname", "category", "target"};
+const ListColumn kPathColumn{
+    "path", {"path", "file", "filename", "file_name", "filepath", "file_path", "image", "image_path", "image_name", "img", "img_path"}};
+const ListColumn kLabelColumn{"label", {"label", "class", "class_name", "classname", "category", "target"}};
 
 std::string lower_extension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
@@ -72,14 +72,12 @@ std::string column_key(std::string name) {
 }
 
 // The index of the header's column named one of `names`; throws naming the columns found.
-size_t find_column(const std::vector<std::string>& header, const std::vector<std::string>& names, const char* role,
-                   const std::string& where) {
+size_t find_column(const std::vector<std::string>& header, const ListColumn& column, const ListColumn& other, const std::string& where) {
   for (size_t i = 0; i < header.size(); ++i)
-    if (std::find(names.begin(), names.end(), column_key(header[i])) != names.end()) return i;
-  throw Error(
-      fmt::format("{}: no {} column among ({}); the first line names the columns: call the image's path one of {} and its "
-                  "class one of {}",
-                  where, role, join(header, ", "), join(kPathNames, ", "), join(kLabelNames, ", ")));
+    if (std::find(column.names.begin(), column.names.end(), column_key(header[i])) != column.names.end()) return i;
+  throw Error(fmt::format("{}: no {} column among ({}); the first line names the columns: call the {} one of {} and the {} one of {}",
+                          where, column.role, join(header, ", "), column.role, join(column.names, ", "), other.role,
+                          join(other.names, ", ")));
 }
 
 // The file's lines (a UTF-8 byte-order mark, as Excel writes, dropped; CRLF endings taken).
@@ -105,20 +103,21 @@ bool skipped(const std::string& line) {
   return t.empty() || t.front() == '#';
 }
 
-struct Entry {
-  std::string path, label;
-};
+using Entry = ListEntry;
 
-// CSV or TSV: a header naming the columns, then one image a line; other columns are ignored.
-std::vector<Entry> table_entries(const std::vector<std::string>& lines, char separator, const std::string& path) {
+}  // namespace
+
+std::vector<ListEntry> read_list_table(const std::string& path, const ListColumn& first, const ListColumn& second) {
+  const std::vector<std::string> lines = lines_of(path);
+  const char separator = lower_extension(path) == ".tsv" ? '\t' : ',';
   size_t at = 0;
   while (at < lines.size() && skipped(lines[at])) ++at;
   if (at == lines.size())
-    throw Error(fmt::format("{}: no lines (a header naming the path and label columns, then one image a line)", path));
+    throw Error(fmt::format("{}: no lines (a header naming the {} and {} columns, then one sample a line)", path, first.role, second.role));
   const std::string header_where = fmt::format("{}:{}", path, at + 1);
   const std::vector<std::string> header = split_fields(lines[at], separator, header_where);
-  const size_t path_column = find_column(header, kPathNames, "path", header_where);
-  const size_t label_column = find_column(header, kLabelNames, "label", header_where);
+  const size_t path_column = find_column(header, first, second, header_where);
+  const size_t label_column = find_column(header, second, first, header_where);
   std::vector<Entry> entries;
   for (++at; at < lines.size(); ++at) {
     if (skipped(lines[at])) continue;
@@ -129,10 +128,12 @@ std::vector<Entry> table_entries(const std::vector<std::string>& lines, char sep
                               separator == ',' ? "; a path with a comma in it goes in double quotes" : ""));
     entries.push_back(Entry{fields[path_column], fields[label_column]});
     if (entries.back().path.empty() || entries.back().label.empty())
-      throw Error(fmt::format("{}: an empty {}", where, entries.back().path.empty() ? "path" : "label"));
+      throw Error(fmt::format("{}: an empty {}", where, entries.back().path.empty() ? first.role : second.role));
   }
   return entries;
 }
+
+namespace {
 
 // PATH LABEL lines (Caffe's train.txt): the label is the last word, the path the rest of the line.
 std::vector<Entry> text_entries(const std::vector<std::string>& lines, const std::string& path) {
@@ -203,8 +204,7 @@ ImageList read_image_list(const std::string& path, const std::string& root) {
         fmt::format("{}: an image list is a .csv or .tsv file (a header naming the path and label columns) or a .txt file of "
                     "PATH LABEL lines",
                     path));
-  const std::vector<std::string> lines = lines_of(path);
-  const std::vector<Entry> entries = ext == ".txt" ? text_entries(lines, path) : table_entries(lines, ext == ".csv" ? ',' : '\t', path);
+  const std::vector<Entry> entries = ext == ".txt" ? text_entries(lines_of(path), path) : read_list_table(path, kPathColumn, kLabelColumn);
   if (entries.empty()) throw Error(fmt::format("{}: lists no images", path));
   ImageList list;
   const fs::path base = root.empty() ? fs::absolute(path).parent_path() : fs::absolute(root);

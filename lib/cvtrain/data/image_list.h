@@ -11,6 +11,19 @@
 
 namespace cvtrain {
 
+// A column a list's header names: its role in messages and the names it may have (any case, spaces
+// and dashes as '_').
+struct ListColumn {
+  std::string role;
+  std::vector<std::string> names;
+};
+struct ListEntry {
+  std::string path, label;  // the first and second column's fields
+};
+// A CSV (or, by its extension, TSV) file's two named columns, row by row in file order (RFC 4180
+// quotes, '#' lines and blank lines skipped); throws Error naming file:line for a malformed table.
+std::vector<ListEntry> read_list_table(const std::string& path, const ListColumn& first, const ListColumn& second);
+
 // The list's entries in file order; throws Error naming file:line for a malformed list.
 struct ImageList {
   std::vector<std::string> files;  // as paths to open (relative ones joined to the list's folder)

@@ -1,5 +1,5 @@
-// libpng reports errors by longjmp: the setjmp frame (run_libpng) holds no C++ objects; what it
-// fills lives in the caller's PngRead.
+// libpng reports errors by longjmp: the setjmp frame (libpng::run) holds no C++ objects; what it
+// fills lives in the caller's libpng::Read.
 #include "cvtrain/data/png_decode.h"
 
 #include <fmt/format.h>
@@ -9,33 +9,25 @@
 #include <cstring>
 
 #include "cvtrain/core/error.h"
+#include "cvtrain/data/libpng_read.h"
 
 namespace cvtrain {
 namespace {
 
 constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-struct PngRead {
-  const std::vector<uint8_t>* bytes = nullptr;
-  size_t at = 0;
-  Image image;
-  std::vector<png_bytep> rows;
-  std::string error;    // what stopped libpng
-  std::string warning;  // the first thing it warned of (an iCCP profile, a CRC of an ancillary chunk)
-};
-
 [[noreturn]] void on_error(png_structp png, png_const_charp message) {
-  static_cast<PngRead*>(png_get_error_ptr(png))->error = message;
+  static_cast<libpng::Read*>(png_get_error_ptr(png))->error = message;
   png_longjmp(png, 1);
 }
 
 void on_warning(png_structp png, png_const_charp message) {
-  auto* read = static_cast<PngRead*>(png_get_error_ptr(png));
+  auto* read = static_cast<libpng::Read*>(png_get_error_ptr(png));
   if (read->warning.empty()) read->warning = message;
 }
 
 void read_bytes(png_structp png, png_bytep out, size_t count) {
-  auto* read = static_cast<PngRead*>(png_get_io_ptr(png));
+  auto* read = static_cast<libpng::Read*>(png_get_io_ptr(png));
   if (read->bytes->size() - read->at < count) png_error(png, "the data ends before the image does");
   std::memcpy(out, read->bytes->data() + read->at, count);
   read->at += count;
@@ -43,7 +35,7 @@ void read_bytes(png_structp png, png_bytep out, size_t count) {
 
 // OpenCV's transforms for an 8-bit colour image (grfmt_png.cpp, readData), applied by libpng in its
 // own fixed order, so that the pixels are the ones OpenCV (and Pillow's convert("RGB")) gives.
-void ask_for_rgb8(png_structp png, png_infop info) {
+void ask_for_rgb8(png_structp png, png_infop info, void*) {
   const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
   if (depth == 16) png_set_strip_16(png);
   png_set_strip_alpha(png);
@@ -54,7 +46,9 @@ void ask_for_rgb8(png_structp png, png_infop info) {
   png_read_update_info(png, info);
 }
 
-bool run_libpng(PngRead& read) {
+}  // namespace
+
+bool libpng::run(Read& read, AskForTransforms ask, void* context) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &read, on_error, on_warning);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   if (!info) {
@@ -68,35 +62,32 @@ bool run_libpng(PngRead& read) {
   }
   png_set_read_fn(png, &read, read_bytes);
   png_read_info(png, info);
-  ask_for_rgb8(png, info);
-  Image& image = read.image;
-  image.width = static_cast<int>(png_get_image_width(png, info));
-  image.height = static_cast<int>(png_get_image_height(png, info));
-  image.channels = 3;
-  const size_t row_bytes = size_t{3} * static_cast<size_t>(image.width);
-  if (png_get_rowbytes(png, info) != row_bytes) png_error(png, "rows of an unexpected size after the RGB transforms");
-  image.pixels.resize(row_bytes * static_cast<size_t>(image.height));
-  read.rows.resize(static_cast<size_t>(image.height));
-  for (size_t y = 0; y < read.rows.size(); ++y) read.rows[y] = image.pixels.data() + y * row_bytes;
+  ask(png, info, context);
+  read.width = static_cast<int>(png_get_image_width(png, info));
+  read.height = static_cast<int>(png_get_image_height(png, info));
+  const size_t row_bytes = png_get_rowbytes(png, info);
+  read.pixels.resize(row_bytes * static_cast<size_t>(read.height));
+  read.rows.resize(static_cast<size_t>(read.height));
+  for (size_t y = 0; y < read.rows.size(); ++y) read.rows[y] = read.pixels.data() + y * row_bytes;
   png_read_image(png, read.rows.data());
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
   return true;
 }
 
-}  // namespace
-
 bool is_png(const std::vector<uint8_t>& bytes) {
   return bytes.size() >= sizeof kSignature && std::memcmp(bytes.data(), kSignature, sizeof kSignature) == 0;
 }
 
 Image decode_png(const std::vector<uint8_t>& bytes, const std::string& name) {
-  PngRead read;
+  libpng::Read read;
   read.bytes = &bytes;
-  if (!run_libpng(read))
+  if (!libpng::run(read, ask_for_rgb8, nullptr))
     throw Error(fmt::format("{}: damaged PNG (libpng: {}{})", name, read.error,
                             read.warning.empty() ? "" : fmt::format("; it warned first: {}", read.warning)));
-  return std::move(read.image);
+  if (read.pixels.size() != size_t{3} * read.width * read.height)
+    throw Error(fmt::format("{}: damaged PNG (rows of an unexpected size after the RGB transforms)", name));
+  return Image{std::move(read.pixels), read.height, read.width, 3};
 }
 
 }  // namespace cvtrain

@@ -1,0 +1,67 @@
+// Segmentation datasets: images paired with label masks, in the layouts people download them in
+// (Pascal VOC, ADE20K, Cityscapes) or listed in a CSV of `image,mask` rows.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cvtrain/data/dataset.h"
+#include "cvtrain/data/label_mask.h"
+
+namespace cvtrain {
+
+enum class SegmentationLayout {
+  kVoc,         // ROOT/ImageSets/Segmentation/SPLIT.txt names ROOT/JPEGImages/ID.jpg and ROOT/SegmentationClass/ID.png
+  kAde20k,      // ROOT/images/SPLIT/NAME.jpg and ROOT/annotations/SPLIT/NAME.png (ADEChallengeData2016)
+  kCityscapes,  // ROOT/leftImg8bit/SPLIT/CITY/X_leftImg8bit.png and ROOT/gtFine/SPLIT/CITY/X_gtFine_labelTrainIds.png
+  kList,        // a .csv or .tsv file with an image and a mask column
+};
+const char* layout_name(SegmentationLayout layout);  // "voc", "ade20k", "cityscapes", "list"
+
+// The layout a path is in, told from its place in the tree (a split file under
+// ImageSets/Segmentation, a split folder under images/ or leftImg8bit/) or a list's header;
+// nullopt when it is none of them.
+std::optional<SegmentationLayout> segmentation_layout_of(const std::string& path);
+
+// What the path given to a layout is, for messages: "a split file, ROOT/ImageSets/Segmentation/train.txt".
+std::string layout_path_help(SegmentationLayout layout);
+
+// Image and mask paths, in the layout's order (VOC's split file, sorted file names otherwise).
+// `root` is the folder a list's relative paths are taken from ("" for the list's own). Throws
+// Error naming the path for a layout it does not hold, and the first image without a mask.
+struct SegmentationPairs {
+  std::vector<std::string> images;
+  std::vector<std::string> masks;
+};
+SegmentationPairs list_segmentation_pairs(const std::string& path, SegmentationLayout layout, const std::string& root = "");
+
+// The classes of a layout's benchmark (VOC's 21 with background, Cityscapes' 19 train ids), and
+// the colours its masks and tools draw them in; empty where the layout names none (ADE20K's 150
+// and lists: data.class_names and data.palette say them).
+std::vector<std::string> layout_class_names(SegmentationLayout layout);
+std::vector<Colour> layout_palette(SegmentationLayout layout);
+
+class SegmentationDataset {
+ public:
+  // `limit` > 0 keeps every k-th pair (data.max_samples).
+  SegmentationDataset(const std::string& path, SegmentationLayout layout, MaskCoding coding, int64_t limit, const std::string& root = "");
+  size_t size() const { return pairs_.images.size(); }
+  SegmentationLayout layout() const { return layout_; }
+  const MaskCoding& coding() const { return coding_; }
+  const std::string& image_path(size_t index) const { return pairs_.images[index]; }
+  const std::string& mask_path(size_t index) const { return pairs_.masks[index]; }
+  // The image's file as stored (decoded later, at the scale its crop needs). Thread-safe.
+  RawSample read_image(size_t index) const;
+  // The mask decoded and checked (label_mask.h); Error naming its file. Thread-safe.
+  LabelMask read_mask(size_t index) const;
+  // Both at full size, the mask's size checked against the image's (an Error naming both files).
+  std::pair<Image, LabelMask> load(size_t index) const;
+
+ private:
+  SegmentationLayout layout_;
+  MaskCoding coding_;
+  SegmentationPairs pairs_;
+};
+
+}  // namespace cvtrain
