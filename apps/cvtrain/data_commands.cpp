@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "command.h"
 #include "cvtrain/core/error.h"
@@ -15,6 +16,7 @@
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/segmentation_inspection.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/progress.h"
@@ -30,11 +32,15 @@ struct DataArgs {
   bool verify = false, json = false, all_classes = false;
   std::string against, root;
   int64_t inspect_samples = 1000;
+  int64_t num_classes = 0, ignore_index = 255;  // segmentation pairs
+  std::string reduce_zero_label = "auto";
 };
 
 void add_format_option(CLI::App& cmd, DataArgs& args) {
-  cmd.add_option("--format", args.format, "auto | idx | imagefolder | shards | list (auto: from what the path is)")
-      ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards", "list"}))
+  cmd.add_option("--format", args.format,
+                 "auto | idx | imagefolder | shards | list, or for segmentation pairs voc | ade20k | cityscapes (auto: from what\n"
+                 "the path is; a list whose header names an image and a mask column holds pairs)")
+      ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards", "list", "voc", "ade20k", "cityscapes"}))
       ->capture_default_str();
   cmd.add_option("--root", args.root, "An image list's relative paths start from this folder, as data.root (default: the list's own)");
 }
@@ -143,13 +149,44 @@ void print_copies_in(const std::string& other_path, const AgainstFinding& found)
         other_path.c_str(), found.look_alikes.copies, other_classes(found.look_alikes).c_str(), example_lines(found.look_alikes).c_str());
 }
 
+// The segmentation layout `data inspect` reads PATH in, if it holds pairs.
+std::optional<SegmentationLayout> pairs_layout(const DataArgs& args) {
+  for (SegmentationLayout layout : {SegmentationLayout::kVoc, SegmentationLayout::kAde20k, SegmentationLayout::kCityscapes})
+    if (args.format == layout_name(layout)) return layout;
+  return args.format == "auto" ? segmentation_layout_of(args.source) : std::nullopt;
+}
+
+int inspect_pairs(const DataArgs& args, SegmentationLayout layout) {
+  MaskCoding coding;
+  coding.ignore_index = static_cast<int>(args.ignore_index);
+  coding.reduce_zero_label = args.reduce_zero_label == "auto" ? layout == SegmentationLayout::kAde20k : args.reduce_zero_label == "true";
+  coding.num_classes = args.num_classes > 0 ? args.num_classes : static_cast<int64_t>(layout_class_names(layout).size());
+  coding.palette = layout_palette(layout);
+  const SegmentationDataset dataset(args.source, layout, coding, 0, args.root);
+  SegmentationInspectOptions options;
+  options.verify = args.verify;
+  options.samples = static_cast<size_t>(args.inspect_samples);
+  options.workers = args.pack.workers;
+  const Stopwatch clock;
+  options.progress = sample_progress("reading", clock);
+  const SegmentationInspection inspection = inspect_segmentation(dataset, args.source, options);
+  std::fputs((args.json ? inspection.json() : inspection.summary(args.all_classes)).c_str(), stdout);
+  return inspection.usable() ? 0 : kExitRuntimeError;
+}
+
 Command add_inspect_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
   auto* cmd =
       data.add_subcommand("inspect",
                           "Summarise a dataset (shards folder, ImageFolder tree, image list or IDX file): samples per class, image\n"
-                          "formats, sizes and codings, how many nvJPEG decodes; --verify reads and decodes every sample");
-  cmd->add_option("path", args->source, "Shards folder, ImageFolder tree, image list (.csv, .tsv, .txt) or IDX file")->required();
+                          "formats, sizes and codings, how many nvJPEG decodes; --verify reads and decodes every sample. For\n"
+                          "segmentation pairs (VOC, ADE20K, Cityscapes, an image,mask list): pixels per class, masks of another\n"
+                          "size than their image, ids that are no class");
+  cmd->add_option("path", args->source,
+                  "Shards folder, ImageFolder tree, image list (.csv, .tsv, .txt) or IDX file; for pairs a VOC split file\n"
+                  "(ImageSets/Segmentation/train.txt), a split folder of ADE20K (images/training) or Cityscapes (leftImg8bit/train),\n"
+                  "or an image,mask list")
+      ->required();
   cmd->add_flag(
       "--verify", args->verify,
       "Read and decode every sample (shards: and check its bytes against the CRC-32C the pack stored); exit 1 if any is unusable;\n"
@@ -170,8 +207,20 @@ Command add_inspect_command(CLI::App& data) {
                 "Print one JSON object instead: every class, the formats and JPEG codings, the side quantiles, what nvJPEG\n"
                 "takes, the unreadable samples, the copies and look-alikes (with --verify) and --against's findings; the exit\n"
                 "code as without");
+  cmd->add_option("--num-classes", args->num_classes,
+                  "Segmentation pairs: mask ids from 0 to N-1 are classes, others are reported (default: the layout's, VOC 21,\n"
+                  "Cityscapes 19; else the largest id seen)")
+      ->check(not_negative());
+  cmd->add_option("--ignore-index", args->ignore_index, "Segmentation pairs: the id of unlabelled pixels, as data.ignore_index")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
+  cmd->add_option("--reduce-zero-label", args->reduce_zero_label,
+                  "Segmentation pairs: id 0 ignored and every other one less, as data.reduce_zero_label (auto: ADE20K's)")
+      ->check(CLI::IsMember({"auto", "true", "false"}))
+      ->capture_default_str();
   add_format_option(*cmd, *args);
   return {cmd, [args] {
+            if (const auto layout = pairs_layout(*args)) return inspect_pairs(*args, *layout);
             const auto dataset = open_for_tool(args->source, args->format, args->root, EmptyClasses::kKept);
             InspectOptions options;
             options.verify = args->verify || !args->against.empty();

@@ -14,6 +14,7 @@
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/joint_transforms.h"
 #include "cvtrain/data/segmentation_dataset.h"
+#include "cvtrain/data/segmentation_inspection.h"
 #include "image_files.h"
 
 using namespace cvtrain;
@@ -363,4 +364,31 @@ TEST_CASE("rescaled_size is mmcv's imrescale", "[segmentation]") {
   const ImageSize half = rescaled_size({2048, 1024}, 2048, 512, 0.5);
   CHECK(half.width == 512);
   CHECK(half.height == 256);
+}
+
+TEST_CASE("data inspect's census of pairs: pixels per class and what is wrong with which mask", "[segmentation]") {
+  TempDir dir;
+  dir.write("set/ImageSets/Segmentation/train.txt", "a\nb\nc\nd\n");
+  write_pair(dir, "set/JPEGImages/a.jpg", "set/SegmentationClass/a.png", 1);
+  write_pair(dir, "set/JPEGImages/b.jpg", "set/SegmentationClass/b.png", 0);
+  write_pair(dir, "set/JPEGImages/c.jpg", "set/SegmentationClass/c.png", 7);         // no class of 3
+  write_pair(dir, "set/JPEGImages/d.jpg", "set/SegmentationClass/d.png", 2, 10, 6);  // the image is wider
+  const std::string split = dir.file("set/ImageSets/Segmentation/train.txt");
+  SegmentationDataset dataset(split, SegmentationLayout::kVoc, MaskCoding{3}, 0);
+  const SegmentationInspection found = inspect_segmentation(dataset, split, {true, 1000, 2, {}});
+  CHECK(found.looked_at == 4);
+  CHECK(found.pixels[1] == 48);
+  CHECK(found.pixels[0] == 48);
+  CHECK(found.pixels[7] == 48);
+  CHECK(found.masks_with[2] == 1);
+  REQUIRE(found.unknown_ids.size() == 1);
+  CHECK_THAT(found.unknown_ids[0], Catch::Contains("c.png: id 7 (48 pixels)"));
+  REQUIRE(found.size_mismatches.size() == 1);
+  CHECK_THAT(found.size_mismatches[0], Catch::Contains("d.png: 8x6, its image") && Catch::Contains("d.jpg 10x6"));
+  CHECK_FALSE(found.usable());
+  const std::string summary = found.summary();
+  CHECK_THAT(summary,
+             Catch::Contains("4 image and mask pairs; 4 read (every pair)") && Catch::Contains("1 mask(s) with ids that are no class"));
+  CHECK_THAT(found.json(),
+             Catch::Contains("\"num_classes\": 3") && Catch::Contains("{\"id\": 1, \"name\": \"1\", \"pixels\": 48, \"masks\": 1}"));
 }
