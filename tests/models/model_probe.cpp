@@ -2,10 +2,14 @@
 // cvtrain model, loads a safetensors file with the reference's key names, runs the given images
 // once in eval mode and once forward + backward in training mode, and writes what came out.
 //   model_probe ARCH WEIGHTS INPUTS OUTPUT [--grad-checkpointing]
-// INPUTS holds "images" [B,C,H,W] and "loss_weights" [B,K]; the loss is sum(logits * loss_weights).
-// OUTPUT holds "eval_logits", "train_logits", "grad/<param>" and "buffer/<name>" after the step.
+// INPUTS holds "images" [B,C,H,W] and "loss_weights" shaped as the logits ([B,K], or [B,K,H,W] for a
+// segmentation model); the loss is sum(logits * loss_weights), plus sum(aux_logits * loss_weights)
+// for a model with an auxiliary head. OUTPUT holds "eval_logits", "train_logits" (and
+// "eval_aux_logits", "train_aux_logits"), "grad/<param>" and "buffer/<name>" after the step.
+// Dropout is off (p = 0) on both sides: its draws cannot match across two programs.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
 
 #include <iostream>
 #include <map>
@@ -27,17 +31,27 @@ std::map<std::string, at::Tensor> read_map(const std::string& path) {
   return tensors;
 }
 
+// The outputs of one forward, as "PREFIX_logits" and "PREFIX_aux_logits".
+void add_outputs(NamedTensors& out, const std::string& prefix, const std::vector<at::Tensor>& outputs) {
+  out.emplace_back(prefix + "_logits", outputs[0].detach());
+  if (outputs.size() > 1) out.emplace_back(prefix + "_aux_logits", outputs[1].detach());
+}
+
 NamedTensors probe(cvtrain::Classifier& model, const at::Tensor& images, const at::Tensor& loss_weights) {
+  for (const auto& module : model.modules())
+    if (auto* dropout = module->as<torch::nn::DropoutImpl>()) dropout->options.p(0);
   NamedTensors out;
   model.eval();
   {
     torch::NoGradGuard no_grad;
-    out.emplace_back("eval_logits", model.forward(images));
+    add_outputs(out, "eval", model.forward_outputs(images));  // the main head alone: auxiliary ones train only
   }
   model.train();
-  const at::Tensor logits = model.forward(images);
-  (logits * loss_weights).sum().backward();
-  out.emplace_back("train_logits", logits.detach());
+  const std::vector<at::Tensor> outputs = model.forward_outputs(images);
+  at::Tensor loss = (outputs[0] * loss_weights).sum();
+  if (outputs.size() > 1) loss = loss + (outputs[1] * loss_weights).sum();
+  loss.backward();
+  add_outputs(out, "train", outputs);
   for (const auto& p : model.named_parameters()) out.emplace_back("grad/" + p.key(), p.value().grad());
   for (const auto& b : model.named_buffers()) out.emplace_back("buffer/" + b.key(), b.value());
   return out;

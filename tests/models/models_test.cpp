@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/models/classifier.h"
@@ -37,7 +38,10 @@ TEST_CASE("every registered model maps images to logits", "[models]") {
     auto model = build_model(spec(name, 7, 32, true), 3);
     model->eval();
     const at::Tensor logits = model->forward(at::randn({2, 3, 32, 32}));
-    CHECK(logits.sizes() == at::IntArrayRef({2, 7}));
+    if (arch_traits(name)->per_pixel)
+      CHECK(logits.sizes() == at::IntArrayRef({2, 7, 32, 32}));  // segmentation: logits at every input pixel
+    else
+      CHECK(logits.sizes() == at::IntArrayRef({2, 7}));
   }
 }
 
@@ -60,6 +64,30 @@ TEST_CASE("ResNets match torchvision's parameter counts and names", "[models]") 
     CHECK(params.contains(name));
   CHECK(buffers.contains("layer2.0.downsample.1.running_var"));
   CHECK(resnet50->forward(at::randn({1, 3, 64, 64})).sizes() == at::IntArrayRef({1, 1000}));
+}
+
+TEST_CASE("DeepLabV3 and FCN match torchvision's parameter counts and names, the auxiliary head in training only", "[models]") {
+  // torchvision.models.segmentation.*(num_classes=21, aux_loss=True) parameter counts.
+  CHECK(parameter_count(*build_model(spec("deeplabv3_resnet101", 21, 64), 3)) == 60996202);
+  CHECK(parameter_count(*build_model(spec("fcn_resnet50", 21, 64), 3)) == 35322218);
+  CHECK(parameter_count(*build_model(spec("fcn_resnet101", 21, 64), 3)) == 54314346);
+  auto deeplab = build_model(spec("deeplabv3_resnet50", 21, 64), 3);
+  CHECK(parameter_count(*deeplab) == 42004074);
+  const auto params = deeplab->named_parameters();
+  for (const char* name :
+       {"backbone.conv1.weight", "backbone.layer4.2.conv2.weight", "classifier.0.convs.0.0.weight", "classifier.0.convs.4.1.weight",
+        "classifier.0.project.0.weight", "classifier.4.bias", "aux_classifier.4.weight"})
+    CHECK(params.contains(name));
+  CHECK_FALSE(params.contains("backbone.fc.weight"));
+  // Output stride 8: layer4's 3x3 convolutions are dilated, 2 in its first block and 4 after.
+  CHECK(deeplab->named_modules()["backbone.layer4.0.conv2"]->as<torch::nn::Conv2d>()->options.dilation()->at(0) == 2);
+  CHECK(deeplab->named_modules()["backbone.layer4.1.conv2"]->as<torch::nn::Conv2d>()->options.dilation()->at(0) == 4);
+  deeplab->train();
+  const std::vector<at::Tensor> outputs = deeplab->forward_outputs(at::randn({2, 3, 48, 40}));
+  REQUIRE(outputs.size() == 2);
+  CHECK(outputs[1].sizes() == at::IntArrayRef({2, 21, 48, 40}));
+  deeplab->eval();
+  CHECK(deeplab->forward_outputs(at::randn({1, 3, 48, 40})).size() == 1);
 }
 
 TEST_CASE("an unknown architecture is a model problem with suggestions, and no factory builds it", "[models]") {

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Parity of cvtrain's models with the Python reference implementations.
 
-torchvision's resnet50 and timm's vit_base_patch16_224 / convnext_tiny get weights that look
+torchvision's resnet50, deeplabv3_resnet50 and fcn_resnet50 (with the auxiliary head, at 128
+pixels, 21 classes) and timm's vit_base_patch16_224 / convnext_tiny get weights that look
 trained (non-zero biases, BatchNorm statistics, layer scales), which are saved as safetensors with
 the reference's own key names; cvtrain's model_probe loads that file strictly, runs the same images
 in eval mode and then forward + backward in training mode. Logits, every parameter gradient and
-the BatchNorm buffers after the step must match in fp32 on the CPU.
+the BatchNorm buffers after the step must match in fp32 on the CPU. Dropout is off on both sides
+(its draws cannot match across two programs); a segmentation model's loss adds its auxiliary
+head's logits, weighed as the main ones.
 
 With --image-sizes, a ViT's 224-pixel weights are loaded at each other size instead: timm's own
 way (create_model(..., img_size=S) with the file, its checkpoint filter resampling pos_embed)
@@ -26,7 +29,9 @@ import torch
 from safetensors.torch import load_file, save_file
 
 # Reference name -> cvtrain's model.arch.
-CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "convnext_tiny": "convnext_tiny"}
+CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "convnext_tiny": "convnext_tiny",
+                "deeplabv3_resnet50": "deeplabv3_resnet50", "fcn_resnet50": "fcn_resnet50"}
+SEGMENTATION = {"deeplabv3_resnet50", "fcn_resnet50"}
 LOGITS_TOLERANCE = 1e-4   # absolute, on logits of order 1
 GRAD_TOLERANCE = 1e-4     # relative to the largest gradient of each tensor
 
@@ -34,11 +39,18 @@ GRAD_TOLERANCE = 1e-4     # relative to the largest gradient of each tensor
 def reference_model(arch, num_classes, weights_file=None, image_size=None):
     """The reference model; with weights_file, loaded the way each library documents it (timm's at
     `image_size`, when given)."""
-    if arch == "resnet50":
+    if arch == "resnet50" or arch in SEGMENTATION:
         import torchvision
-        model = torchvision.models.resnet50(num_classes=num_classes)
+        if arch in SEGMENTATION:
+            build = getattr(torchvision.models.segmentation, arch)
+            model = build(weights=None, weights_backbone=None, num_classes=num_classes, aux_loss=True)
+        else:
+            model = torchvision.models.resnet50(num_classes=num_classes)
         if weights_file:
             model.load_state_dict(load_file(weights_file))
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
         return model
     import timm
     size = dict(img_size=image_size) if image_size else {}
@@ -66,18 +78,26 @@ def make_trained_looking(model, seed):
             elif name.endswith("running_var"):
                 b.copy_(torch.rand(b.shape, generator=generator) + 0.5)
         # Keep the logits of order 1 so an absolute tolerance means something.
-        head = model.fc if hasattr(model, "fc") else model.head if hasattr(model.head, "weight") else model.head.fc
-        head.weight.mul_(0.1)
+        if hasattr(model, "aux_classifier"):
+            heads = [model.classifier[-1], model.aux_classifier[-1]]
+        else:
+            heads = [model.fc if hasattr(model, "fc") else model.head if hasattr(model.head, "weight") else model.head.fc]
+        for head in heads:
+            head.weight.mul_(0.1)
 
 
 def run_reference(model, images, loss_weights):
     model.eval()
     with torch.no_grad():
-        eval_logits = model(images)
+        eval_out = model(images)
     model.train()
-    logits = model(images)
-    (logits * loss_weights).sum().backward()
-    out = {"eval_logits": eval_logits, "train_logits": logits.detach()}
+    train_out = model(images)
+    if isinstance(train_out, dict):  # torchvision's segmentation models: "out", and "aux" from the auxiliary head
+        (train_out["out"] * loss_weights + train_out["aux"] * loss_weights).sum().backward()
+        out = {"eval_logits": eval_out["out"], "train_logits": train_out["out"].detach(), "train_aux_logits": train_out["aux"].detach()}
+    else:
+        (train_out * loss_weights).sum().backward()
+        out = {"eval_logits": eval_out, "train_logits": train_out.detach()}
     out.update({"grad/" + n: p.grad for n, p in model.named_parameters()})
     out.update({"buffer/" + n: b for n, b in model.named_buffers()})
     return out
@@ -119,19 +139,23 @@ def compare(reference, cvtrain, label):
     return failures
 
 
-def inputs_for(folder, num_classes, seed, size=224):
+def inputs_for(folder, num_classes, seed, size=224, dense=False):
     generator = torch.Generator().manual_seed(seed)
     images = torch.randn(2, 3, size, size, generator=generator)
-    loss_weights = torch.randn(2, num_classes, generator=generator)
+    loss_weights = torch.randn(2, num_classes, *((size, size) if dense else ()), generator=generator)
     path = os.path.join(folder, "inputs.safetensors")
     save_file({"images": images, "loss_weights": loss_weights}, path)
     return images, loss_weights, path
 
 
+def classes_of(args):
+    return 21 if args.arch in SEGMENTATION else 1000  # Pascal VOC's, ImageNet's
+
+
 def saved_reference(args, folder):
     """A reference model with trained-looking weights, and the safetensors file they are saved in."""
     torch.manual_seed(args.seed)
-    model = reference_model(args.arch, 1000)
+    model = reference_model(args.arch, classes_of(args))
     make_trained_looking(model, args.seed)
     weights = os.path.join(folder, "weights.safetensors")
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
@@ -141,7 +165,8 @@ def saved_reference(args, folder):
 def check_fresh_weights(args, folder):
     """Reference weights into cvtrain: same logits and gradients, also with grad checkpointing."""
     model, weights = saved_reference(args, folder)
-    images, loss_weights, inputs = inputs_for(folder, 1000, args.seed)
+    size = 128 if args.arch in SEGMENTATION else 224
+    images, loss_weights, inputs = inputs_for(folder, classes_of(args), args.seed, size, args.arch in SEGMENTATION)
     reference = run_reference(model, images, loss_weights)
     failures = compare(reference, run_probe(args.probe, args.arch, weights, inputs, folder), args.arch)
     checkpointed = run_probe(args.probe, args.arch, weights, inputs, folder, ["--grad-checkpointing"])
@@ -165,7 +190,8 @@ def check_exported(args, folder):
     """A file `cvtrain export` wrote loads into the reference as its docs say and computes what
     cvtrain computes."""
     model = reference_model(args.arch, args.num_classes, args.exported)
-    images, loss_weights, inputs = inputs_for(folder, args.num_classes, args.seed)
+    size = 128 if args.arch in SEGMENTATION else 224
+    images, loss_weights, inputs = inputs_for(folder, args.num_classes, args.seed, size, args.arch in SEGMENTATION)
     reference = run_reference(model, images, loss_weights)
     return compare(reference, run_probe(args.probe, args.arch, args.exported, inputs, folder), args.arch + " (exported)")
 

@@ -10,6 +10,11 @@ namespace {
 
 ArchTraits resnet(const std::string& name) { return ArchTraits{name, "ResNets", true, true, true, 0, KeyNames::kTorchvision}; }
 ArchTraits vit(const std::string& name) { return ArchTraits{name, "ViTs", false, true, true, 16, KeyNames::kTimm}; }
+ArchTraits segmentation(const std::string& name, const char* family, KeyNames keys) {
+  ArchTraits arch{name, family, false, true, true, 0, keys};
+  arch.per_pixel = true;
+  return arch;
+}
 ArchTraits convnext(const std::string& name) { return ArchTraits{name, "ConvNeXts", false, true, true, 0, KeyNames::kTimm}; }
 
 // The families that have a switch, for "only ResNets have it": in table order, each once.
@@ -27,8 +32,23 @@ std::string families_with(bool ArchTraits::*has) {
 
 const std::vector<ArchTraits>& architectures() {
   static const std::vector<ArchTraits> table = {
-      convnext("convnext_small"), convnext("convnext_tiny"), {"mlp", "MLPs"}, resnet("resnet101"), resnet("resnet18"), resnet("resnet34"),
-      resnet("resnet50"), {"small_cnn", "small CNNs"}, vit("vit_base_patch16"), vit("vit_large_patch16"), vit("vit_small_patch16"),
+      convnext("convnext_small"),
+      convnext("convnext_tiny"),
+      segmentation("deeplabv3_resnet101", "DeepLabV3s", KeyNames::kTorchvision),
+      segmentation("deeplabv3_resnet18", "DeepLabV3s", KeyNames::kCvtrain),
+      segmentation("deeplabv3_resnet50", "DeepLabV3s", KeyNames::kTorchvision),
+      segmentation("fcn_resnet101", "FCNs", KeyNames::kTorchvision),
+      segmentation("fcn_resnet18", "FCNs", KeyNames::kCvtrain),
+      segmentation("fcn_resnet50", "FCNs", KeyNames::kTorchvision),
+      {"mlp", "MLPs"},
+      resnet("resnet101"),
+      resnet("resnet18"),
+      resnet("resnet34"),
+      resnet("resnet50"),
+      {"small_cnn", "small CNNs"},
+      vit("vit_base_patch16"),
+      vit("vit_large_patch16"),
+      vit("vit_small_patch16"),
       vit("vit_tiny_patch16"),
   };
   return table;

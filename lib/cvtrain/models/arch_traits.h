@@ -21,6 +21,7 @@ struct ArchTraits {
   bool residual_blocks = false;  // model.grad_checkpointing recomputes them
   int64_t patch = 0;             // model.image_size must be a multiple of it (0: any size)
   KeyNames keys = KeyNames::kCvtrain;
+  bool per_pixel = false;  // a segmentation model: logits for every pixel ([B,K,H,W])
 };
 
 // Every architecture build_model knows (tests check the two lists agree), sorted by name.

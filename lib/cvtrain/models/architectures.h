@@ -14,6 +14,10 @@ std::shared_ptr<Classifier> make_small_cnn(const ModelSpec& spec, int64_t in_cha
 std::shared_ptr<Classifier> make_mlp(const ModelSpec& spec, int64_t in_channels);
 // depth: 18, 34, 50 or 101 (torchvision layout and parameter names).
 std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_t in_channels);
+// torchvision's deeplabv3_resnet50/101 and fcn_resnet50/101 (output stride 8, the auxiliary FCN
+// head on layer3); depth 18 and 34 are cvtrain's own small variants of the same layout.
+enum class SegmentationHead { kDeepLabV3, kFcn };
+std::shared_ptr<Classifier> make_resnet_segmentation(SegmentationHead head, int depth, const ModelSpec& spec, int64_t in_channels);
 // variant: tiny or small (timm layout and parameter names).
 std::shared_ptr<Classifier> make_convnext(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 // variant: tiny, small, base or large, patch 16 (timm layout and parameter names).

@@ -1,5 +1,6 @@
-// The model interface the trainer sees: an nn::Module mapping images [B,C,H,W] to logits [B,K],
-// whose residual blocks run through one place (activation checkpointing, FSDP's gathering).
+// The model interface the trainer sees: an nn::Module mapping images [B,C,H,W] to logits, [B,K] for a
+// classifier and [B,K,H,W] for a segmentation model, whose residual blocks run through one place
+// (activation checkpointing, FSDP's gathering).
 #pragma once
 
 #include <torch/nn/module.h>
@@ -25,6 +26,9 @@ class BlockHooks {
 class Classifier : public torch::nn::Module {
  public:
   virtual at::Tensor forward(const at::Tensor& images) = 0;
+  // Every output the loss weighs, the main one (forward's) first: a segmentation model's auxiliary
+  // head adds its logits in training.
+  virtual std::vector<at::Tensor> forward_outputs(const at::Tensor& images) { return {forward(images)}; }
   // Convolutional models run faster on channels_last (NHWC) inputs and weights.
   virtual bool is_convolutional() const { return false; }
   // The residual blocks in forward order; empty for models without them.

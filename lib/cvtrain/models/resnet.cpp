@@ -14,6 +14,7 @@
 #include "cvtrain/models/batch_norm.h"
 #include "cvtrain/models/layers.h"
 #include "cvtrain/models/recompute.h"
+#include "cvtrain/models/resnet_trunk.h"
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -21,23 +22,24 @@ namespace {
 
 namespace nn = torch::nn;
 
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
-  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation = 1) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2 * dilation).dilation(dilation).bias(false));
 }
 
-// BasicBlock (expansion 1) and Bottleneck (expansion 4, stride on the 3x3 as in torchvision v1.5).
+// BasicBlock (expansion 1) and Bottleneck (expansion 4, stride and dilation on the 3x3 as in
+// torchvision v1.5). torchvision refuses a dilated BasicBlock; here its two 3x3s are both dilated.
 class BlockImpl : public nn::Module, public RecomputableBlock {
  public:
-  BlockImpl(int64_t in, int64_t planes, int64_t stride, bool bottleneck, double drop_path)
+  BlockImpl(int64_t in, int64_t planes, int64_t stride, int64_t dilation, bool bottleneck, double drop_path)
       : bottleneck_(bottleneck), drop_path_(drop_path) {
     const int64_t out = planes * (bottleneck ? 4 : 1);
     if (bottleneck) {
       conv1_ = register_module("conv1", conv(in, planes, 1, 1));
-      conv2_ = register_module("conv2", conv(planes, planes, 3, stride));
+      conv2_ = register_module("conv2", conv(planes, planes, 3, stride, dilation));
       conv3_ = register_module("conv3", conv(planes, out, 1, 1));
     } else {
-      conv1_ = register_module("conv1", conv(in, planes, 3, stride));
-      conv2_ = register_module("conv2", conv(planes, planes, 3, 1));
+      conv1_ = register_module("conv1", conv(in, planes, 3, stride, dilation));
+      conv2_ = register_module("conv2", conv(planes, planes, 3, 1, dilation));
     }
     bn1_ = register_module("bn1", SyncableBatchNorm2d(planes));
     bn2_ = register_module("bn2", SyncableBatchNorm2d(bottleneck ? planes : out));
@@ -64,68 +66,93 @@ class BlockImpl : public nn::Module, public RecomputableBlock {
 };
 TORCH_MODULE(Block);
 
+std::vector<int64_t> stage_depths(int depth) {
+  if (depth == 18) return {2, 2, 2, 2};
+  if (depth == 101) return {3, 4, 23, 3};
+  return {3, 4, 6, 3};  // 34 and 50
+}
+
 class ResNet : public Classifier {
  public:
-  ResNet(int depth, const ModelSpec& spec, int64_t in_channels) : small_stem_(spec.small_stem) {
+  ResNet(int depth, const ModelSpec& spec, int64_t in_channels) : trunk_(*this, depth, spec, in_channels, false) {
     grad_checkpointing_ = spec.grad_checkpointing;
-    const bool bottleneck = depth >= 50;
-    const std::vector<int64_t> blocks = stage_depths(depth);
-    conv1_ = register_module("conv1", small_stem_ ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2));
-    bn1_ = register_module("bn1", SyncableBatchNorm2d(64));
-    int64_t in = 64;
-    int64_t total = 0;
-    for (int64_t n : blocks) total += n;
-    const std::vector<double> rates = drop_path_rates(spec.drop_path, total);
-    for (int stage = 0; stage < 4; ++stage) {
-      const int64_t planes = int64_t{64} << stage;
-      nn::Sequential layer;
-      for (int64_t b = 0; b < blocks[stage]; ++b) {
-        blocks_.push_back(Block(in, planes, b == 0 && stage > 0 ? 2 : 1, bottleneck, rates[blocks_.size()]));
-        layer->push_back(blocks_.back());
-        in = planes * (bottleneck ? 4 : 1);
-      }
-      register_module("layer" + std::to_string(stage + 1), layer);
-    }
-    for (auto& block : blocks_) add_block(*block, *block);
-    fc_ = register_module("fc", nn::Linear(in, spec.num_classes));
-    initialise();
+    for (size_t i = 0; i < trunk_.block_count(); ++i) add_block(trunk_.block_module(i), trunk_.block(i));
+    fc_ = register_module("fc", nn::Linear(trunk_.channels_of(4), spec.num_classes));
+    ResNetTrunk::initialise(*this);
   }
 
   bool is_convolutional() const override { return true; }
   at::Tensor forward(const at::Tensor& images) override {
-    at::Tensor x = bn1_(conv1_(images)).relu_();
-    if (!small_stem_) x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
-    for (size_t i = 0; i < blocks_.size(); ++i) x = run_block(i, x);
+    at::Tensor x = trunk_.stem(images);
+    for (size_t i = 0; i < trunk_.block_count(); ++i) x = run_block(i, x);
     return fc_(x.mean({2, 3}));
   }
 
  private:
-  // torchvision: Kaiming-normal (fan_out) convolutions, BatchNorm at weight 1 and bias 0.
-  void initialise() {
-    for (auto& module : modules(/*include_self=*/false)) {
-      if (auto* c = module->as<nn::Conv2d>()) {
-        nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-      } else if (auto* bn = module->as<nn::BatchNorm2d>()) {
-        nn::init::ones_(bn->weight);
-        nn::init::zeros_(bn->bias);
-      }
-    }
-  }
-
-  static std::vector<int64_t> stage_depths(int depth) {
-    if (depth == 18) return {2, 2, 2, 2};
-    if (depth == 101) return {3, 4, 23, 3};
-    return {3, 4, 6, 3};  // 34 and 50
-  }
-
-  bool small_stem_;
-  std::vector<Block> blocks_;  // every block of layer1..layer4 in order
-  nn::Conv2d conv1_{nullptr};
-  SyncableBatchNorm2d bn1_{nullptr};
+  ResNetTrunk trunk_;
   nn::Linear fc_{nullptr};
 };
 
 }  // namespace
+
+struct ResNetTrunk::Parts {
+  nn::Conv2d conv1{nullptr};
+  SyncableBatchNorm2d bn1{nullptr};
+  bool small_stem = false;
+};
+
+ResNetTrunk::ResNetTrunk(nn::Module& owner, int depth, const ModelSpec& spec, int64_t in_channels, bool output_stride_8)
+    : parts_(std::make_shared<Parts>()) {
+  parts_->small_stem = spec.small_stem;
+  parts_->conv1 = owner.register_module("conv1", spec.small_stem ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2));
+  parts_->bn1 = owner.register_module("bn1", SyncableBatchNorm2d(64));
+  const bool bottleneck = depth >= 50;
+  const std::vector<int64_t> depths = stage_depths(depth);
+  int64_t total = 0;
+  for (int64_t n : depths) total += n;
+  const std::vector<double> rates = drop_path_rates(spec.drop_path, total);
+  int64_t in = 64, dilation = 1;
+  for (int stage = 0; stage < 4; ++stage) {
+    const int64_t planes = int64_t{64} << stage;
+    // torchvision's _make_layer(dilate=True): the stride becomes dilation; the layer's first block
+    // keeps the dilation before it, the others take the new one.
+    const bool dilate = output_stride_8 && stage >= 2;
+    const int64_t previous_dilation = dilation;
+    if (dilate) dilation *= 2;
+    nn::Sequential layer;
+    for (int64_t b = 0; b < depths[stage]; ++b) {
+      const int64_t stride = b == 0 && stage > 0 && !dilate ? 2 : 1;
+      auto block = Block(in, planes, stride, b == 0 ? previous_dilation : dilation, bottleneck, rates[blocks_.size()]);
+      blocks_.push_back(block.ptr());
+      recomputable_.push_back(block.get());
+      layer->push_back(block);
+      in = planes * (bottleneck ? 4 : 1);
+    }
+    owner.register_module("layer" + std::to_string(stage + 1), layer);
+    stage_ends_.push_back(blocks_.size());
+    channels_.push_back(in);
+  }
+}
+
+at::Tensor ResNetTrunk::stem(const at::Tensor& images) const {
+  at::Tensor x = parts_->bn1(parts_->conv1(images)).relu_();
+  return parts_->small_stem ? x : at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
+}
+
+nn::Module& ResNetTrunk::block_module(size_t index) const { return *blocks_[index]; }
+RecomputableBlock& ResNetTrunk::block(size_t index) const { return *recomputable_[index]; }
+
+// torchvision: Kaiming-normal (fan_out) convolutions, BatchNorm at weight 1 and bias 0.
+void ResNetTrunk::initialise(nn::Module& module) {
+  for (auto& child : module.modules(/*include_self=*/false)) {
+    if (auto* c = child->as<nn::Conv2d>()) {
+      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+    } else if (auto* bn = child->as<nn::BatchNorm2d>()) {
+      nn::init::ones_(bn->weight);
+      nn::init::zeros_(bn->bias);
+    }
+  }
+}
 
 std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_t in_channels) {
   return std::make_shared<ResNet>(depth, spec, in_channels);
