@@ -49,7 +49,7 @@ def background(rng, size):
 def shape_mask(kind, rng, size):
     y, x = np.mgrid[0:size, 0:size].astype(np.float32) + 0.5
     cx, cy = rng.uniform(0.15, 0.85, 2) * size
-    r = rng.uniform(0.1, 0.22) * size
+    r = rng.uniform(0.14, 0.28) * size
     if kind == 1:
         return (x - cx) ** 2 + (y - cy) ** 2 <= r * r
     if kind == 2:

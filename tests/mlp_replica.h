@@ -17,6 +17,7 @@
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/loss_scaler.h"
+#include "cvtrain/train/task.h"
 #include "cvtrain/train/train_step.h"
 
 namespace cvtrain::testing {
@@ -76,8 +77,9 @@ struct Replica {
   void step(Communicator& comm, int64_t number, const at::Tensor& images, const at::Tensor& labels) {
     StepSettings settings;
     settings.num_classes = 4;
-    settings.grad_clip = 0.5;  // the global norm: across ranks, and across shards under zero2
-    TrainStep train_step(StepParts{*model, *strategy, *optimizer, scaler, comm, c10::Device(c10::kCPU)}, settings);
+    settings.grad_clip = 0.5;                                       // the global norm: across ranks, and across shards under zero2
+    static const std::unique_ptr<Task> task = make_task(Recipe{});  // classification: cross-entropy
+    TrainStep train_step(StepParts{*model, *task, *strategy, *optimizer, scaler, comm, c10::Device(c10::kCPU)}, settings);
     OneBatch batch(DeviceBatch{images, labels, 0});
     if (!train_step.run(batch, StepInput{number, 0, replica_optimizer().lr, 0}).applied) throw std::runtime_error("a step was skipped");
   }

@@ -16,6 +16,7 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/arch_traits.h"
 #include "cvtrain/observe/device_info.h"
+#include "cvtrain/observe/metric_records.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe_checks.h"
@@ -36,8 +37,8 @@ int run_train(const RecipeArgs& args, int argc, char** argv) {
     std::function<void(PreflightParts&)> preflight;
     if (recipe.preflight) preflight = [&recipe](PreflightParts& run) { run_preflight(run, recipe); };
     const TrainSummary summary = train(recipe, rank_of_process(rank, recipe.distributed), preflight);
-    if (summary.top1 >= 0 && (!rank || rank->rank == 0))
-      std::printf("final top-1 %.4f top-5 %.4f after %lld steps\n", summary.top1, summary.top5, static_cast<long long>(summary.steps));
+    if (!summary.scores.empty() && (!rank || rank->rank == 0))
+      std::printf("final %s after %lld steps\n", scores_text(summary.scores).c_str(), static_cast<long long>(summary.steps));
     return 0;
   });
 }

@@ -92,7 +92,7 @@ TEST_CASE("batches are identical with 0, 1 and 3 workers", "[data]") {
     while (auto b = threaded.next()) {
       REQUIRE(i < reference.size());
       CHECK(at::equal(b->images, reference[i].images));
-      CHECK(at::equal(b->labels, reference[i].labels));
+      CHECK(at::equal(b->targets, reference[i].targets));
       ++i;
     }
     CHECK(i == reference.size());
@@ -138,7 +138,7 @@ TEST_CASE("batches are uint8 NHWC in order, and the feeder normalises them", "[d
   const Batch first = *loader.next();
   REQUIRE(first.images.sizes() == at::IntArrayRef({8, 4, 4, 1}));
   CHECK(first.images.scalar_type() == at::kByte);
-  CHECK(first.labels[0].item<int64_t>() == 15 % 3);
+  CHECK(first.targets[0].item<int64_t>() == 15 % 3);
   CHECK(first.first_sample == 15);
   CHECK(first.images[0][0][0][0].item<int64_t>() == 240);  // sample 15, pixel 0: (15*16) % 256
 
@@ -229,7 +229,7 @@ TEST_CASE("unusable samples are replaced, counted, and stop the run past the lim
     // Slot 1 (sample 3) holds sample 4's pixels and label.
     CHECK(at::equal(batch.images[1], batch.images[2]));
     CHECK(batch.images[1][0][0][0].item<int64_t>() == 64);
-    CHECK(batch.labels[1].item<int64_t>() == 4 % 3);
+    CHECK(batch.targets[1].item<int64_t>() == 4 % 3);
   }
   SECTION("past the limit the error names the data, the count and the sample") {
     BadSamples bad("data.train", data.size(), 0.01);
@@ -265,7 +265,7 @@ TEST_CASE("JPEG batches with crops, flips and DCT scaling are identical for 1 an
   for (size_t i = 0; i < one.size(); ++i) {
     CHECK(at::equal(one[i].images, four[i].images));
     CHECK(at::equal(one[i].images, again[i].images));
-    CHECK(at::equal(one[i].labels, four[i].labels));
+    CHECK(at::equal(one[i].targets, four[i].targets));
   }
   CHECK_FALSE(at::equal(one[0].images[0], one[0].images[1]));
 }
@@ -281,7 +281,7 @@ TEST_CASE("the copies of repeated augmentation are one sample with draws of thei
   o.batch_size = 4;
   BatchLoader loader(data, order, o);
   const Batch batch = *loader.next();
-  for (int64_t i = 0; i < 4; ++i) CHECK(batch.labels[i].item<int64_t>() == 5 % 3);
+  for (int64_t i = 0; i < 4; ++i) CHECK(batch.targets[i].item<int64_t>() == 5 % 3);
   int distinct = 0;
   for (int64_t i = 1; i < 4; ++i) distinct += batch.images[i].equal(batch.images[0]) ? 0 : 1;
   CHECK(distinct >= 2);  // padding offsets and flips drawn per copy
@@ -333,7 +333,7 @@ TEST_CASE("workers that normalise on the host hand the feeder the batch it would
       const DeviceBatch expected = *on_consumer.next(), got = *in_workers.next();
       CHECK(got.images.equal(expected.images));
       CHECK(got.images.is_contiguous(channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous));
-      CHECK(got.labels.equal(expected.labels));
+      CHECK(got.targets.equal(expected.targets));
     }
   }
   FeedOptions on_gpu;

@@ -151,7 +151,7 @@ TEST_CASE("the loader leaves the JPEGs the decoder takes encoded, planned as the
   while (auto reference = cpu.next()) {
     const std::optional<Batch> batch = kept.next();
     REQUIRE(batch);
-    CHECK(at::equal(batch->labels, reference->labels));
+    CHECK(at::equal(batch->targets, reference->targets));
     std::vector<bool> is_encoded(static_cast<size_t>(reference->images.size(0)), false);
     for (const EncodedSample& sample : batch->encoded) {
       is_encoded[static_cast<size_t>(sample.slot)] = true;
@@ -189,7 +189,7 @@ TEST_CASE("a batch decoded by the device decoder has the CPU batch's samples, la
   double total = 0;
   int64_t samples = 0;
   for (size_t b = 0; b < cpu.size(); ++b) {
-    CHECK(at::equal(cpu[b].labels, device[b].labels));
+    CHECK(at::equal(cpu[b].targets, device[b].targets));
     for (int64_t i = 0; i < cpu[b].images.size(0); ++i) {
       const double gap = (cpu[b].images[i] - device[b].images[i]).abs().mean().item<double>();
       CHECK(gap < 10.0);
@@ -222,7 +222,7 @@ TEST_CASE("a batch the device decoder rejects comes out of the CPU path bit for 
   CHECK(bad_device.count() == 1);
   int identical_batches = 0;
   for (size_t b = 0; b < cpu.size(); ++b) {
-    CHECK(at::equal(cpu[b].labels, device[b].labels));
+    CHECK(at::equal(cpu[b].targets, device[b].targets));
     if (at::equal(cpu[b].images, device[b].images)) ++identical_batches;
   }
   CHECK(identical_batches == 1);  // the batch holding the cut file; the others were rendered on the "device"
@@ -246,7 +246,7 @@ TEST_CASE("files the device decoder refuses within a batch come out of the CPU p
   REQUIRE(some.size() == cpu.size());
   int64_t from_cpu = 0, from_device = 0;
   for (size_t b = 0; b < cpu.size(); ++b) {
-    CHECK(at::equal(cpu[b].labels, some[b].labels));
+    CHECK(at::equal(cpu[b].targets, some[b].targets));
     for (int64_t i = 0; i < cpu[b].images.size(0); ++i) {
       const bool as_cpu = at::equal(some[b].images[i], cpu[b].images[i]), as_device = at::equal(some[b].images[i], all[b].images[i]);
       CHECK((as_cpu || as_device));

@@ -16,9 +16,9 @@ TEST_CASE("synthetic batches carry the labels of their samples in order and stop
   std::vector<int64_t> labels, firsts;
   at::Tensor images;
   while (auto batch = batches.next()) {
-    REQUIRE(batch->labels.sizes() == at::IntArrayRef({3}));
-    CHECK(batch->labels.scalar_type() == at::kLong);
-    for (int64_t i = 0; i < 3; ++i) labels.push_back(batch->labels[i].item<int64_t>());
+    REQUIRE(batch->targets.sizes() == at::IntArrayRef({3}));
+    CHECK(batch->targets.scalar_type() == at::kLong);
+    for (int64_t i = 0; i < 3; ++i) labels.push_back(batch->targets[i].item<int64_t>());
     firsts.push_back(batch->first_sample);
     REQUIRE(batch->images.sizes() == at::IntArrayRef({3, 3, 4, 4}));
     if (images.defined()) CHECK(batch->images.data_ptr() == images.data_ptr());  // made once, reused

@@ -59,3 +59,88 @@ TEST_CASE("data inspect reads segmentation pairs in the VOC layout and as a list
   CHECK(missing.exit_code == 1);
   CHECK_THAT(missing.output, Catch::Contains("1 of 24 pairs lack a file, the first mask") && Catch::Contains("train_00011.png"));
 }
+
+namespace {
+
+const std::string kShapesRecipe = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/shapes_segmentation.yaml";
+
+// The recipe's data pointed at `shapes`, its run at `output`.
+std::string shapes_run(const std::string& shapes, const std::string& output, const std::string& more = "") {
+  return "--recipe " + kShapesRecipe + " data.train=" + shapes + "/ImageSets/Segmentation/train.txt data.val=" + shapes +
+         "/ImageSets/Segmentation/val.txt output=" + output + " " + more;
+}
+
+double last_number_after(const std::string& text, const std::string& label) {
+  const auto at = text.rfind(label);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + label.size()));
+}
+
+}  // namespace
+
+TEST_CASE("segmentation trains on the shapes set to mIoU 0.8 in CPU minutes, and evaluates the same on two ranks", "[e2e][venv][ranks]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 512, 128, 64);
+  const auto trained = run_cvtrain(shapes_run(shapes, dir.file("run")), dir);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const double miou = last_number_after(trained.output, "final mIoU ");
+  CHECK(miou >= 0.8);
+  const std::string metrics = cvtrain::testing::read_text(dir.file("run/metrics.jsonl"));
+  CHECK(cvtrain::testing::numbers_after(metrics, "miou").size() == 8);  // one evaluation an epoch
+  CHECK_THAT(cvtrain::testing::read_text(dir.file("run/best/best.json")), Catch::Contains("\"metric\": \"miou\""));
+  CHECK_THAT(cvtrain::testing::read_text(dir.file("run/eval.json")), Catch::Contains("\"task\": \"segmentation\"") &&
+                                                                         Catch::Contains("\"class_iou\": {\"background\": ") &&
+                                                                         Catch::Contains("\"triangle\": "));
+
+  // The final weights evaluated again, on one process and on two: the same pixels counted once.
+  const auto one = run_cvtrain("eval " + shapes_run(shapes, dir.file("run")) + " --checkpoint " +
+                                   dir.file("run/checkpoints/step-00000256") + " -o " + dir.file("one.json"),
+                               dir);
+  INFO(one.output);
+  REQUIRE(one.exit_code == 0);
+  const auto two = run_cvtrain(
+      "eval " + shapes_run(shapes, dir.file("run"), "distributed.nproc_per_node=2 distributed.master_port=" + cvtrain::testing::port()) +
+          " --checkpoint " + dir.file("run/checkpoints/step-00000256") + " -o " + dir.file("two.json"),
+      dir);
+  INFO(two.output);
+  REQUIRE(two.exit_code == 0);
+  const auto miou_of = [&](const std::string& file) { return cvtrain::testing::numbers_after(cvtrain::testing::read_text(file), "miou"); };
+  REQUIRE(miou_of(dir.file("one.json")).size() == 1);
+  CHECK(miou_of(dir.file("one.json")) == miou_of(dir.file("two.json")));
+  CHECK(std::abs(miou_of(dir.file("one.json"))[0] - miou) < 1e-4);  // the last epoch's evaluation, printed to 4 places
+}
+
+TEST_CASE("a segmentation run stopped after an epoch resumes to the same weights, bit for bit", "[e2e][venv]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 48, 8, 48);
+  const std::string small = "train.epochs=2 train.global_batch=8 augment.crop_size=[48,48] model.image_size=48";
+  const auto straight = run_cvtrain(shapes_run(shapes, dir.file("straight"), small), dir);
+  INFO(straight.output);
+  REQUIRE(straight.exit_code == 0);
+  const auto first = run_cvtrain(shapes_run(shapes, dir.file("resumed"), small + " train.stop_at_epoch=1"), dir);
+  REQUIRE(first.exit_code == 0);
+  const auto second = run_cvtrain(shapes_run(shapes, dir.file("resumed"), small), dir);
+  INFO(second.output);
+  REQUIRE(second.exit_code == 0);
+  CHECK_THAT(second.output, Catch::Contains("resuming from"));
+  const std::string a = cvtrain::testing::read_text(dir.file("straight/model.pt")),
+                    b = cvtrain::testing::read_text(dir.file("resumed/model.pt"));
+  CHECK(a.size() > 100000);
+  CHECK(a == b);
+  const auto miou = [&](const std::string& run) {
+    return cvtrain::testing::numbers_after(cvtrain::testing::read_text(dir.file(run + "/metrics.jsonl")), "miou");
+  };
+  CHECK(miou("straight").back() == miou("resumed").back());
+}
+
+TEST_CASE("a training mask with an id that is no class stops the run naming the file and the id", "[e2e][venv]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 16, 4, 32);
+  cvtrain::testing::write_bytes(dir, "shapes/SegmentationClass/train_00002.png",
+                                cvtrain::testing::encode_png(std::vector<uint8_t>(32 * 32, 9), 32, 32, 0, 8));
+  const auto run = run_cvtrain(shapes_run(shapes, dir.file("run"), "train.epochs=1 train.global_batch=4 augment.crop_size=[32,32]"), dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.output, Catch::Contains("train_00002.png: label id 9 (at x 0, y 0, 1024 pixels) is not a class: model.num_classes is 4"));
+}

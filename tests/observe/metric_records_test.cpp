@@ -47,7 +47,7 @@ TEST_CASE("an epoch record carries the memory report and, with validation data, 
         R"("peak_memory_mb_per_rank": "10.0 12.2"})");
   CHECK(r.log_line() ==
         "epoch 1 train loss 1.2500, 320 img/s, per rank: parameters 1.5 MB, optimizer state 3.0 MB, peak RSS 12 MB above start");
-  r.eval = EvalFigures{0.75, 0.875, 0.9375, 1.5};
+  r.eval = EvalFigures{0.75, {{"top1", 0.875}, {"top5", 0.9375}}, 1.5};
   r.memory.device_allocator = true;
   CHECK_THAT(to_json(r.to_record()), Catch::EndsWith(R"("val_loss": 0.75, "top1": 0.875, "top5": 0.9375, "eval_s": 1.5})"));
   CHECK_THAT(r.log_line(), Catch::Contains("peak allocated 12 MB") && Catch::EndsWith(", val loss 0.7500 top-1 0.8750 top-5 0.9375"));

@@ -558,9 +558,11 @@ TEST_CASE("switches of other architectures are errors, not silently ignored", "[
   CHECK_THAT(problems({"model.arch=vit_base_patch16", "model.small_stem=true"})[0],
              Catch::Contains("override 'model.small_stem=true': model.small_stem: only ResNets have it, not vit_base_patch16"));
   CHECK_THAT(problems({"model.arch=mlp", "model.drop_path=0.1"})[0],
-             Catch::Contains("model.drop_path: only ConvNeXts, ResNets and ViTs have it, not mlp"));
-  CHECK_THAT(problems({"model.grad_checkpointing=true"})[0],
-             Catch::Contains("model.grad_checkpointing: small_cnn has no residual blocks to recompute; ConvNeXts, ResNets and ViTs do"));
+             Catch::Contains("model.drop_path: only ConvNeXts, DeepLabV3s, FCNs, ResNets and ViTs have it, not mlp"));
+  CHECK_THAT(
+      problems({"model.grad_checkpointing=true"})[0],
+      Catch::Contains(
+          "model.grad_checkpointing: small_cnn has no residual blocks to recompute; ConvNeXts, DeepLabV3s, FCNs, ResNets and ViTs do"));
   // A ViT's patches must tile the image: reported with the recipe, before any run folder exists.
   CHECK_THAT(problems({"model.arch=vit_tiny_patch16", "model.image_size=40"})[0],
              Catch::Contains("model.image_size: 40 is not a multiple of the patch size 16 of vit_tiny_patch16"));

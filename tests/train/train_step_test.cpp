@@ -11,14 +11,15 @@
 #include <cstdlib>
 #include <deque>
 
-#include "cvtrain/data/device_feeder.h"
 #include "cvtrain/comm/communicator.h"
+#include "cvtrain/data/device_feeder.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/strategy.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/step_graph.h"
+#include "cvtrain/train/task.h"
 #include "cvtrain/train/train_step.h"
 
 using namespace cvtrain;
@@ -67,7 +68,7 @@ struct StepRig {
     settings.num_classes = 4;
     settings.max_bad_steps = max_bad_steps;
     settings.cuda_graphs = graphed;
-    step = std::make_unique<TrainStep>(StepParts{*model, *strategy, *optimizer, *scaler, *comm, c10::Device(c10::kCPU)}, settings);
+    step = std::make_unique<TrainStep>(StepParts{*model, *task, *strategy, *optimizer, *scaler, *comm, c10::Device(c10::kCPU)}, settings);
   }
   at::Tensor weights() const {
     std::vector<at::Tensor> flat;
@@ -79,6 +80,7 @@ struct StepRig {
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<LossScaler> scaler;
+  std::unique_ptr<Task> task = make_task(Recipe{});  // classification: cross-entropy
   std::unique_ptr<TrainStep> step;
 };
 

@@ -1,7 +1,8 @@
-// Batches for the training loop: worker threads decode and augment whole batches ahead of the
-// consumer (each worker one, plus `prefetch` finished ones) and hand them over in order as uint8
-// NHWC tensors, in pinned memory when asked, ready for an asynchronous copy (see DeviceFeeder); or,
-// for a model on the CPU, normalised and erased float tensors (data/host_normalize.h).
+// Batches for the training loop: worker threads make whole batches ahead of the consumer (each
+// worker one, plus `prefetch` finished ones) and hand them over in order. What a batch holds is a
+// BatchMaker's (batch_maker.h); for classification, uint8 NHWC tensors, in pinned memory when asked,
+// ready for an asynchronous copy (see DeviceFeeder), or, for a model on the CPU, normalised and
+// erased float tensors (data/host_normalize.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,26 +11,19 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "cvtrain/data/batch_maker.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/data/transforms.h"
 
 namespace cvtrain {
-
-struct Batch {
-  at::Tensor images;         // uint8 [B, H, W, C]; with LoaderOptions::normalize, float [B, C, H, W], erased
-  at::Tensor labels;         // int64 [B]
-  int64_t first_sample = 0;  // dataset index of the batch's first sample (keys batch-level randomness)
-  at::Tensor erase_boxes;    // int32 [B, K, 4] of augment.random_erasing (erase_box_tensor); undefined: none (or done)
-  uint64_t erase_key = 0;    // seeds the erasing's fill
-  std::vector<EncodedSample> encoded;  // samples left for the device decoder (their slots of `images` unset)
-};
 
 struct LoaderOptions {
   int64_t batch_size = 1;
@@ -46,8 +40,11 @@ struct LoaderOptions {
 
 class BatchLoader {
  public:
-  // `order` lists the dataset indices of this pass in the order they are consumed.
+  // `order` lists the dataset indices of this pass in the order they are consumed. Classification:
+  // images and their labels, as `options` say (classification_batches.h).
   BatchLoader(const Dataset& dataset, std::vector<int64_t> order, LoaderOptions options);
+  // Batches made by `maker`; of `options`, the batch size, drop_last, workers and prefetch count.
+  BatchLoader(std::shared_ptr<BatchMaker> maker, std::vector<int64_t> order, LoaderOptions options);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -57,16 +54,11 @@ class BatchLoader {
   std::optional<Batch> next();
 
  private:
-  Batch make_batch(int64_t batch_index);
-  std::vector<EraseBox> erasing_of(int64_t position) const;
-  void plan_erasing_of(Batch& batch, int64_t first, int64_t count) const;
-  void finish_on_host(const uint8_t* pixels, int64_t position, float* out) const;
-  at::Tensor batch_buffer(int64_t count);
-  at::Tensor pooled_buffer(const std::vector<int64_t>& shape, const at::TensorOptions& options);
   void worker_loop(int64_t worker);
   void stop_workers();
+  Batch make_batch(int64_t batch_index);
 
-  const Dataset& dataset_;
+  std::shared_ptr<BatchMaker> maker_;
   std::vector<int64_t> order_;
   LoaderOptions options_;
   int64_t num_batches_ = 0;
@@ -80,10 +72,6 @@ class BatchLoader {
   int64_t failed_batch_ = -1;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
-
-  std::mutex pool_mutex_;
-  std::vector<at::Tensor> pool_;  // image buffers, handed out again once the consumer let go
-  size_t max_pooled_ = 0;          // the window of batches in the making, plus two the consumer holds
 };
 
 }  // namespace cvtrain

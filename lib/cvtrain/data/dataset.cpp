@@ -50,6 +50,10 @@ std::unique_ptr<Dataset> open_dataset(const DataSpec& spec, const std::string& p
     }
     case DataFormat::kSynthetic:
       break;
+    case DataFormat::kVoc:
+    case DataFormat::kAde20k:
+    case DataFormat::kCityscapes:  // pairs: data/segmentation_dataset.h, with their mask coding
+      throw Error(fmt::format("data.format '{}' holds segmentation pairs (task: segmentation), not labelled images", name_of(spec.format)));
   }
   throw Error(fmt::format("data.format '{}' has no files to read", name_of(spec.format)));
 }

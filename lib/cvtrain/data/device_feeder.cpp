@@ -35,8 +35,8 @@ struct DeviceFeeder::CopyStream {
       const bool all_encoded = static_cast<int64_t>(host.encoded.size()) == host.images.size(0);
       out.images = all_encoded ? at::empty(host.images.sizes(), at::TensorOptions(device).dtype(at::kByte))
                                : host.images.to(device, /*non_blocking=*/true);
-      out.labels = host.labels.to(device, /*non_blocking=*/true);
-      if (decode) decode->render(host.encoded, out.images, out.labels);
+      out.targets = host.targets.to(device, /*non_blocking=*/true);
+      if (decode) decode->render(host.encoded, out.images, out.targets);
     }
     ready.record(stream);
     out.first_sample = host.first_sample;
@@ -51,7 +51,7 @@ struct DeviceFeeder::CopyStream {
     const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
     ready.block(compute);
     batch.images.record_stream(compute.unwrap());
-    batch.labels.record_stream(compute.unwrap());
+    batch.targets.record_stream(compute.unwrap());
   }
 
   Batch to_device(const Batch& host, const c10::Device& device, DeviceDecode* decode) {
@@ -133,7 +133,7 @@ std::optional<StagedBatch> DeviceFeeder::stage_next(bool on_caller_thread) {
     return staged;
   }
 #endif
-  if (decode_) decode_->render(host->encoded, host->images, host->labels);
+  if (decode_) decode_->render(host->encoded, host->images, host->targets);
   staged.batch = std::move(*host);
   return staged;
 }
@@ -155,7 +155,7 @@ std::optional<DeviceBatch> DeviceFeeder::next() {
     erase_batch(images, host->erase_boxes, options_.erase_mode, host->erase_key);  // after normalising, as timm erases
   }
   if (options_.dtype != at::kFloat) images = images.to(options_.dtype);
-  return DeviceBatch{images, host->labels, host->first_sample};
+  return DeviceBatch{images, host->targets, host->first_sample};
 }
 
 }  // namespace cvtrain

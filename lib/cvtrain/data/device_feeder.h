@@ -29,7 +29,7 @@ struct FeedOptions {
 
 struct DeviceBatch {
   at::Tensor images;  // [B, C, H, W] on the device, normalised
-  at::Tensor labels;  // int64 [B] on the device
+  at::Tensor targets;  // on the device: int64 [B] class labels, or uint8 [B, H, W] masks
   int64_t first_sample = 0;
 };
 

@@ -13,6 +13,7 @@
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_list.h"
+#include "cvtrain/recipe/data_format.h"
 
 namespace cvtrain {
 namespace {
@@ -188,15 +189,10 @@ std::string layout_path_help(SegmentationLayout layout) {
 }
 
 std::optional<SegmentationLayout> segmentation_layout_of(const std::string& path) {
-  const fs::path p = fs::absolute(path).lexically_normal();
-  if (is_voc_split(p)) return SegmentationLayout::kVoc;
-  const std::string ext = lower(p.extension().string());
-  if ((ext == ".csv" || ext == ".tsv") && path_exists(p) && list_names_a_mask(path)) return SegmentationLayout::kList;
-  std::error_code ec;
-  if (!fs::is_directory(p, ec)) return std::nullopt;
-  if (is_split_under(split_folder(path), "images", "annotations")) return SegmentationLayout::kAde20k;
-  if (is_split_under(split_folder(path), "leftImg8bit", "gtFine")) return SegmentationLayout::kCityscapes;
-  return std::nullopt;
+  const std::optional<DataFormat> format = pairs_format_of_path(path);
+  if (!format) return std::nullopt;
+  if (*format == DataFormat::kList && !(path_exists(path) && list_names_a_mask(path))) return std::nullopt;  // a classification list
+  return layout_of(*format);
 }
 
 SegmentationPairs list_segmentation_pairs(const std::string& path, SegmentationLayout layout, const std::string& root) {
@@ -245,6 +241,33 @@ SegmentationDataset::SegmentationDataset(const std::string& path, SegmentationLa
                                          const std::string& root)
     : layout_(layout), coding_(std::move(coding)), pairs_(list_segmentation_pairs(path, layout, root)) {
   keep_spread_pairs(pairs_, limit);
+}
+
+int64_t SegmentationDataset::label(size_t index) const {
+  throw Error(fmt::format("{}: a segmentation pair has a mask, not a class label", pairs_.images[index]));
+}
+
+std::vector<std::string> SegmentationDataset::class_names() const {
+  if (!names_.empty()) return names_;
+  std::vector<std::string> names = layout_class_names(layout_);
+  if (static_cast<int64_t>(names.size()) == coding_.num_classes) return names;
+  return Dataset::class_names();
+}
+
+SegmentationLayout layout_of(DataFormat format) {
+  switch (format) {
+    case DataFormat::kVoc:
+      return SegmentationLayout::kVoc;
+    case DataFormat::kAde20k:
+      return SegmentationLayout::kAde20k;
+    case DataFormat::kCityscapes:
+      return SegmentationLayout::kCityscapes;
+    case DataFormat::kList:
+      return SegmentationLayout::kList;
+    default:
+      break;
+  }
+  throw Error(fmt::format("data.format {} holds no segmentation pairs", name_of(format)));
 }
 
 RawSample SegmentationDataset::read_image(size_t index) const {

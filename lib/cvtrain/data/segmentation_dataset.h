@@ -8,6 +8,7 @@
 
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/label_mask.h"
+#include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
 
@@ -42,11 +43,21 @@ SegmentationPairs list_segmentation_pairs(const std::string& path, SegmentationL
 std::vector<std::string> layout_class_names(SegmentationLayout layout);
 std::vector<Colour> layout_palette(SegmentationLayout layout);
 
-class SegmentationDataset {
+// A Dataset whose samples are the pairs' images (read, describe, channels), with their masks
+// beside them. It has no labels: label() is an Error, so no classification path can take it.
+class SegmentationDataset : public Dataset {
  public:
   // `limit` > 0 keeps every k-th pair (data.max_samples).
   SegmentationDataset(const std::string& path, SegmentationLayout layout, MaskCoding coding, int64_t limit, const std::string& root = "");
-  size_t size() const { return pairs_.images.size(); }
+  size_t size() const override { return pairs_.images.size(); }
+  int64_t label(size_t index) const override;
+  int64_t num_classes() const override { return coding_.num_classes; }
+  int channels() const override { return 3; }
+  RawSample read(size_t index) const override { return read_image(index); }
+  std::string describe(size_t index) const override { return pairs_.images[index]; }
+  // data.class_names, else the layout's names where they are as many as the classes, else numbers.
+  std::vector<std::string> class_names() const override;
+  void set_class_names(std::vector<std::string> names) { names_ = std::move(names); }
   SegmentationLayout layout() const { return layout_; }
   const MaskCoding& coding() const { return coding_; }
   const std::string& image_path(size_t index) const { return pairs_.images[index]; }
@@ -62,6 +73,10 @@ class SegmentationDataset {
   SegmentationLayout layout_;
   MaskCoding coding_;
   SegmentationPairs pairs_;
+  std::vector<std::string> names_;
 };
+
+// The layout of a pairs data.format (voc, ade20k, cityscapes, list).
+SegmentationLayout layout_of(DataFormat format);
 
 }  // namespace cvtrain

@@ -54,7 +54,7 @@ std::optional<DeviceBatch> SyntheticBatches::next() {
   if ((next_ + 1) * batch_size_ > labels_.size(0)) return std::nullopt;
   DeviceBatch batch;
   batch.images = images_;
-  batch.labels = labels_.narrow(0, next_ * batch_size_, batch_size_);
+  batch.targets = labels_.narrow(0, next_ * batch_size_, batch_size_);
   batch.first_sample = order_[static_cast<size_t>(next_ * batch_size_)];
   ++next_;
   arrived();  // nothing to copy: the batch is on the device already

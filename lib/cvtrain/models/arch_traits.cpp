@@ -77,14 +77,16 @@ std::string reference_model(const ArchTraits& arch) {
 }
 
 std::string architecture_table() {
-  std::string table = fmt::format("{:<19}{:<32}{:<43}{}\n", "model.arch", "weights named as", "model.* switches", "model.image_size");
+  std::string table =
+      fmt::format("{:<21}{:<15}{:<34}{:<43}{}\n", "model.arch", "task", "weights named as", "model.* switches", "model.image_size");
   for (const ArchTraits& arch : architectures()) {
     std::vector<std::string> switches;
     if (arch.small_stem) switches.push_back("small_stem");
     if (arch.drop_path) switches.push_back("drop_path");
     if (arch.residual_blocks) switches.push_back("grad_checkpointing");
-    table += fmt::format("{:<19}{:<32}{:<43}{}\n", arch.name, reference_model(arch), switches.empty() ? "-" : join(switches, ", "),
-                         arch.patch > 0 ? fmt::format("a multiple of {}", arch.patch) : "any");
+    table +=
+        fmt::format("{:<21}{:<15}{:<34}{:<43}{}\n", arch.name, arch.per_pixel ? "segmentation" : "classification", reference_model(arch),
+                    switches.empty() ? "-" : join(switches, ", "), arch.patch > 0 ? fmt::format("a multiple of {}", arch.patch) : "any");
   }
   return table +
          "Every model also takes num_classes, image_size, in_channels, sync_bn, pretrained and pretrained_strict.\n"
@@ -98,7 +100,7 @@ std::vector<std::string> model_names() {
   return names;
 }
 
-std::vector<KeyProblem> model_problems(const ModelSpec& spec) {
+std::vector<KeyProblem> model_problems(const ModelSpec& spec, TaskKind task) {
   const ArchTraits* arch = arch_traits(spec.arch);
   if (!arch) {
     const std::string guess = closest_match(spec.arch, model_names());
@@ -106,6 +108,15 @@ std::vector<KeyProblem> model_problems(const ModelSpec& spec) {
                                        guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), join(model_names(), ", "))}};
   }
   std::vector<KeyProblem> problems;
+  const bool segmentation = task == TaskKind::kSegmentation;
+  if (arch->per_pixel != segmentation) {
+    std::vector<std::string> fitting;
+    for (const auto& other : architectures())
+      if (other.per_pixel == segmentation) fitting.push_back(other.name);
+    problems.push_back({"model.arch", fmt::format("{} is a {} model and task is {}; for {}: {}", spec.arch,
+                                                  arch->per_pixel ? "segmentation" : "classification", name_of(task), name_of(task),
+                                                  join(fitting, ", "))});
+  }
   if (spec.small_stem && !arch->small_stem)
     problems.push_back({"model.small_stem", fmt::format("only {} have it, not {}", families_with(&ArchTraits::small_stem), spec.arch)});
   if (spec.drop_path > 0 && !arch->drop_path)

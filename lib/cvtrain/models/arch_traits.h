@@ -41,7 +41,8 @@ std::string reference_model_name(const ArchTraits& arch);
 std::string architecture_table();
 
 // What is wrong with a model section for its architecture: an unknown name (with a guess), a
-// switch the architecture lacks, an image size its patches do not tile.
-std::vector<KeyProblem> model_problems(const ModelSpec& spec);
+// switch the architecture lacks, an image size its patches do not tile, a classifier for
+// segmentation or a segmentation model for classification.
+std::vector<KeyProblem> model_problems(const ModelSpec& spec, TaskKind task = TaskKind::kClassification);
 
 }  // namespace cvtrain

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace cvtrain {
 
@@ -60,6 +61,21 @@ std::string MemoryReport::describe() const {
                      optimizer_state_mb, device_allocator ? "allocated" : "RSS", peak_mb());
 }
 
+double EvalFigures::main() const { return scores.empty() ? std::numeric_limits<double>::quiet_NaN() : scores.front().second; }
+
+std::string scores_text(const std::vector<std::pair<std::string, double>>& scores) {
+  static const std::map<std::string, std::string> spelled{
+      {"top1", "top-1"}, {"top5", "top-5"}, {"miou", "mIoU"}, {"pixel_acc", "pixel accuracy"}, {"macc", "mean class accuracy"}};
+  std::string line;
+  for (const auto& [name, value] : scores) {
+    const auto it = spelled.find(name);
+    line += fmt::format("{}{} {:.4f}", line.empty() ? "" : " ", it == spelled.end() ? name : it->second, value);
+  }
+  return line;
+}
+
+std::string EvalFigures::text() const { return fmt::format("val loss {:.4f} {}", loss, scores_text(scores)); }
+
 MetricRecord EpochRecord::to_record() const {
   MetricRecord record{{"kind", std::string("epoch")},
                       {"epoch", epoch},
@@ -72,16 +88,23 @@ MetricRecord EpochRecord::to_record() const {
                       {"skipped_steps", skipped_steps}};
   memory.append_to(record);
   append_breakdown(breakdown, record);
-  if (eval) record.insert(record.end(), {{"val_loss", eval->loss}, {"top1", eval->top1}, {"top5", eval->top5}, {"eval_s", eval->seconds}});
-  if (eval_ema) record.insert(record.end(), {{"val_loss_ema", eval_ema->loss}, {"top1_ema", eval_ema->top1}, {"top5_ema", eval_ema->top5}});
+  if (eval) {
+    record.emplace_back("val_loss", eval->loss);
+    for (const auto& [name, value] : eval->scores) record.emplace_back(name, value);
+    record.emplace_back("eval_s", eval->seconds);
+  }
+  if (eval_ema) {
+    record.emplace_back("val_loss_ema", eval_ema->loss);
+    for (const auto& [name, value] : eval_ema->scores) record.emplace_back(name + "_ema", value);
+  }
   return record;
 }
 
 std::string EpochRecord::log_line() const {
   std::string line = fmt::format("epoch {} train loss {:.4f}, {:.0f} img/s", epoch, train_loss, images_per_s);
   line += memory.describe();
-  if (eval) line += fmt::format(", val loss {:.4f} top-1 {:.4f} top-5 {:.4f}", eval->loss, eval->top1, eval->top5);
-  if (eval_ema) line += fmt::format(" (weight average: val loss {:.4f} top-1 {:.4f} top-5 {:.4f})", eval_ema->loss, eval_ema->top1, eval_ema->top5);
+  if (eval) line += ", " + eval->text();
+  if (eval_ema) line += " (weight average: " + eval_ema->text() + ")";
   if (breakdown.steps() > 0) line += "; step time: " + breakdown.describe();
   return line;
 }

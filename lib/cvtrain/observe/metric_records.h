@@ -46,9 +46,15 @@ struct MemoryReport {
   std::string describe() const;  // ", per rank: parameters ... MB, optimizer state ... MB, peak ..."
 };
 
+// An evaluation's figures: the mean loss and the task's scores by their metrics.jsonl names, its
+// main one first (top1, top5 for classification; miou, pixel_acc, macc for segmentation).
 struct EvalFigures {
-  double loss = 0, top1 = 0, top5 = 0;
+  double loss = 0;
+  std::vector<std::pair<std::string, double>> scores;
   double seconds = 0;  // the evaluation's wall time, outside the steps' breakdown
+  double main() const;  // the first score; NaN without one
+  // "val loss 0.4123 top-1 0.9012 top-5 0.9950", the scores as people write them.
+  std::string text() const;
 };
 
 struct EpochRecord {
@@ -67,6 +73,9 @@ struct EpochRecord {
   MetricRecord to_record() const;
   std::string log_line() const;
 };
+
+// "top-1 0.9012 top-5 0.9950", "mIoU 0.8123 pixel accuracy 0.9567 ...": scores as people write them.
+std::string scores_text(const std::vector<std::pair<std::string, double>>& scores);
 
 // A mean; NaN (null in metrics.jsonl) when nothing was counted.
 double mean_or_nan(double sum, int64_t count);

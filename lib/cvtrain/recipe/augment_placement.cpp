@@ -29,6 +29,14 @@ const std::vector<AugmentPlacement>& augment_placements() {
       {"augment.random_erasing.max_area", P::kDeviceBatch, nullptr},
       {"augment.random_erasing.min_aspect", P::kDeviceBatch, nullptr},
       {"augment.repeats", P::kSampleOrder, [](const AugmentSpec& a) { return a.repeats > 1; }},
+      // task: segmentation's joint transforms (data/joint_transforms.h), on the CPU's pixels of image
+      // and mask together; no device decoder serves segmentation (Task::decodes_on_device), so none
+      // of them turns the decoder down for classification.
+      {"augment.crop_size", P::kCpuPixels, nullptr},
+      {"augment.scale", P::kCpuPixels, nullptr},
+      {"augment.ratio_range", P::kCpuPixels, nullptr},
+      {"augment.cat_max_ratio", P::kCpuPixels, nullptr},
+      {"augment.photometric", P::kCpuPixels, nullptr},
   };
   return table;
 }

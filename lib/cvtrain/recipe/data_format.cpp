@@ -68,6 +68,41 @@ std::optional<DataFormat> format_of_path(const std::string& path) {
   return std::nullopt;
 }
 
+namespace {
+
+// ADE20K's and Cityscapes' split folders: `images`/SPLIT beside `masks`/SPLIT.
+bool split_folder_under(const fs::path& folder, const char* images, const char* masks) {
+  std::error_code ec;
+  return folder.parent_path().filename() == images && fs::is_directory(folder.parent_path().parent_path() / masks / folder.filename(), ec);
+}
+
+}  // namespace
+
+std::optional<DataFormat> pairs_format_of_path(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  fs::path p = fs::absolute(path).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  const std::string ext = lower(p.extension().string());
+  if (ext == ".txt" && p.parent_path().filename() == "Segmentation" && p.parent_path().parent_path().filename() == "ImageSets")
+    return DataFormat::kVoc;
+  if (ext == ".csv" || ext == ".tsv") return DataFormat::kList;
+  if (split_folder_under(p, "images", "annotations")) return DataFormat::kAde20k;
+  if (split_folder_under(p, "leftImg8bit", "gtFine")) return DataFormat::kCityscapes;
+  return std::nullopt;
+}
+
+bool is_pairs_format(DataFormat format) {
+  return format == DataFormat::kVoc || format == DataFormat::kAde20k || format == DataFormat::kCityscapes || format == DataFormat::kList;
+}
+
+std::string no_pairs_message(const std::string& path) {
+  return fmt::format(
+      "'{}' holds no segmentation pairs cvtrain reads: give a VOC split file (VOC2012/ImageSets/Segmentation/train.txt), a "
+      "split folder of ADE20K (ADEChallengeData2016/images/training) or Cityscapes (leftImg8bit/train), or a .csv/.tsv list "
+      "of image,mask rows (datasets/README.md, \"Segmentation pairs\")",
+      path);
+}
+
 std::string no_dataset_message(const std::string& path) {
   return fmt::format(
       "'{}' is no dataset cvtrain reads (it begins with {}): give a folder of class folders (ImageFolder), a "

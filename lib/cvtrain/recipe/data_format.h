@@ -18,6 +18,15 @@ bool is_image_list_path(const std::string& path);
 // not here that its name does not tell (`cvtrain check --no-paths`), nullopt.
 std::optional<DataFormat> format_of_path(const std::string& path);
 
+// task: segmentation's pairs: a split file under ImageSets/Segmentation/ is voc, a split folder
+// under images/ with annotations/ beside it ade20k, under leftImg8bit/ with gtFine/ cityscapes, a
+// .csv or .tsv file a list of image,mask rows; anything else nullopt.
+std::optional<DataFormat> pairs_format_of_path(const std::string& path);
+// The formats that hold segmentation pairs (list among them: a list of image,mask rows).
+bool is_pairs_format(DataFormat format);
+// What data.train takes under task: segmentation, for a path pairs_format_of_path does not tell.
+std::string no_pairs_message(const std::string& path);
+
 // Why an existing file that format_of_path does not tell is no dataset, with how it begins (a
 // COCO annotation file's JSON, a ZIP archive) and what data.train takes.
 std::string no_dataset_message(const std::string& path);

@@ -16,13 +16,24 @@ namespace cvtrain {
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 enum class StrategyKind { kAuto, kSingle, kDdp, kZero1, kZero2, kFsdp };  // kAuto stays; the run plan resolves it
 enum class DeviceKind { kAuto, kCpu, kCuda };
-enum class DataFormat { kIdx, kImageFolder, kShards, kSynthetic, kList, kAuto };  // kAuto is resolved when the recipe loads
+enum class TaskKind { kClassification, kSegmentation };
+enum class DataFormat {
+  kIdx,
+  kImageFolder,
+  kShards,
+  kSynthetic,
+  kList,
+  kVoc,
+  kAde20k,
+  kCityscapes,
+  kAuto
+};  // kAuto is resolved when the recipe loads
 enum class DecoderKind { kCpu, kNvjpeg, kAuto };
 enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class OptimImplementation { kAuto, kForeach, kFused };
 enum class ScheduleKind { kCosine, kStep, kConstant };
 enum class ResumeMode { kAuto, kNone, kFolder };
-enum class BestMetric { kTop1, kTop1Ema, kNone };
+enum class BestMetric { kAuto, kTop1, kTop1Ema, kMiou, kMiouEma, kNone };
 enum class ProfileTool { kKineto, kNsys };
 enum class AugmentInterpolation { kRandom, kBilinear, kBicubic };
 enum class EraseMode { kConst, kRand, kPixel };
@@ -44,8 +55,13 @@ struct EnumNames<DeviceKind> {
   static constexpr std::array<const char*, 3> names{"auto", "cpu", "cuda"};
 };
 template <>
+struct EnumNames<TaskKind> {
+  static constexpr std::array<const char*, 2> names{"classification", "segmentation"};
+};
+template <>
 struct EnumNames<DataFormat> {
-  static constexpr std::array<const char*, 6> names{"idx", "imagefolder", "shards", "synthetic", "list", "auto"};
+  static constexpr std::array<const char*, 9> names{"idx", "imagefolder", "shards",     "synthetic", "list",
+                                                    "voc", "ade20k",      "cityscapes", "auto"};
 };
 template <>
 struct EnumNames<DecoderKind> {
@@ -53,7 +69,7 @@ struct EnumNames<DecoderKind> {
 };
 template <>
 struct EnumNames<BestMetric> {
-  static constexpr std::array<const char*, 3> names{"top1", "top1_ema", "none"};
+  static constexpr std::array<const char*, 6> names{"auto", "top1", "top1_ema", "miou", "miou_ema", "none"};
 };
 template <>
 struct EnumNames<OptimizerKind> {
@@ -148,6 +164,9 @@ struct DataSpec {
                                         // image_size square kept (timm's --crop-pct)
   AugmentInterpolation eval_interpolation = AugmentInterpolation::kBilinear;  // that resize: bilinear | bicubic (timm's
                                                                               // --interpolation, DeiT's and ConvNeXt's bicubic)
+  // Segmentation masks (task: segmentation; data/label_mask.h):
+  int64_t ignore_index = 255;      // the id of pixels that count for no class (borders, padding)
+  bool reduce_zero_label = false;  // id 0 ignored and every other id one less (ADE20K's "other", as mmseg's ADE20K config)
 };
 
 // timm's RandomErasing, applied on the device after normalisation (data/batch_erasing.h).
@@ -186,6 +205,14 @@ struct AugmentSpec {
                             // as timm, only without auto_augment or beside 3a); 0 = off
   RandomErasingSpec random_erasing;
   int64_t repeats = 1;      // repeated augmentation (DeiT's aug_repeats: 3): each sample k times an epoch, drawn apart, on different ranks
+  // Segmentation (task: segmentation), mmseg's pipeline (data/joint_transforms.h); hflip above applies too:
+  std::vector<double> crop_size;              // [height, width] of the training crops (RandomCrop); empty: model.image_size square
+  std::vector<double> scale;                  // [long, short]: images first fitted within scale x ratio, aspect kept (RandomResize,
+                                              // mmseg's (2048, 512)); evaluation fits them within scale itself; empty: no resize
+  std::vector<double> ratio_range{0.5, 2.0};  // that ratio, uniform in [min, max]
+  double cat_max_ratio = 1.0;                 // crops where one class holds more of the labelled pixels are drawn again
+                                              // (up to 10 times; mmseg's 0.75); 1 = off
+  bool photometric = false;                   // mmseg's PhotoMetricDistortion (brightness, contrast, saturation, hue)
 };
 
 // Whether data.format keeps images as encoded files (JPEG, PNG...), which a GPU decoder could take;
@@ -222,6 +249,8 @@ struct TrainSpec {
   int64_t seed = 0;
   EmaSpec ema;
   LossKind loss = LossKind::kCe;     // ce (cross-entropy) | bce (timm's BinaryCrossEntropy, ResNet strikes back)
+  double aux_loss_weight = 0.4;      // segmentation models with an auxiliary head: its loss counts this much (mmseg's 0.4)
+  std::vector<double> class_weights;  // segmentation: the cross-entropy's weight of each class; empty: 1 each
   double bce_target_threshold = 0;   // bce: soft targets above it become 1, the rest 0 (timm's --bce-target-thresh); 0 = off
 };
 
@@ -287,7 +316,8 @@ struct CheckpointSpec {
   double every_minutes = 0;    // 0: no time-based checkpoints
   int64_t keep = 3;            // most recent complete checkpoints kept
   ResumeChoice resume;         // auto | none | PATH
-  BestMetric keep_best = BestMetric::kTop1;  // OUTPUT/best: the checkpoint of the best evaluated epoch by this (none: off)
+  BestMetric keep_best = BestMetric::kAuto;  // OUTPUT/best: the checkpoint of the best evaluated epoch by this (none: off;
+                                             // auto: the task's, top1 or miou)
 };
 
 // Profiling and bottleneck detection: the step breakdown, MFU, the rank comparison and the
@@ -333,6 +363,8 @@ struct TrackSpec {
 };
 
 struct Recipe {
+  TaskKind task = TaskKind::kClassification;  // classification | segmentation: what a sample's target is, and the loss,
+                                              // metric and tools that go with it (train/task.h)
   ModelSpec model;
   DataSpec data;
   AugmentSpec augment;

@@ -14,6 +14,7 @@
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/data_format.h"
 #include "cvtrain/recipe/strategy_traits.h"
+#include "cvtrain/recipe/task_checks.h"
 
 namespace cvtrain {
 namespace {
@@ -102,9 +103,10 @@ std::string missing_path(const std::string& key, const std::string& path, const 
 
 // data.format: auto becomes what data.train holds (data.val's, for a recipe that only evaluates);
 // it stays auto only where neither the path nor its name tells (`check --no-paths`).
-void resolve_data_format(DataSpec& data) {
+void resolve_data_format(DataSpec& data, TaskKind task) {
   if (data.format != DataFormat::kAuto) return;
-  if (const auto told = format_of_path(data.train.empty() ? data.val : data.train)) data.format = *told;
+  const std::string& path = data.train.empty() ? data.val : data.train;
+  if (const auto told = task == TaskKind::kSegmentation ? pairs_format_of_path(path) : format_of_path(path)) data.format = *told;
 }
 
 void check_paths(const Recipe& r, const CrossChecks& check) {
@@ -114,7 +116,8 @@ void check_paths(const Recipe& r, const CrossChecks& check) {
                                         name_of(r.data.format)));
   else if (!r.data.root.empty() && !fs::is_directory(r.data.root, root_ec))
     check.fail("data.root", missing_path("data.root", r.data.root, "is not a folder"));
-  const bool folders = r.data.format == DataFormat::kImageFolder || r.data.format == DataFormat::kShards;
+  const bool folders = r.data.format == DataFormat::kImageFolder || r.data.format == DataFormat::kShards ||
+                       r.data.format == DataFormat::kAde20k || r.data.format == DataFormat::kCityscapes;
   for (const auto& [key, path] : {std::pair{"data.train", r.data.train}, std::pair{"data.val", r.data.val}}) {
     if (path.empty()) continue;
     std::error_code ec;
@@ -122,7 +125,8 @@ void check_paths(const Recipe& r, const CrossChecks& check) {
     if (!exists)
       check.fail(key, missing_path(key, path, "does not exist"));
     else if (r.data.format == DataFormat::kAuto) {  // here, but of no format: the path auto was told from says why
-      if (path == (r.data.train.empty() ? r.data.val : r.data.train)) check.fail(key, no_dataset_message(path));
+      if (path == (r.data.train.empty() ? r.data.val : r.data.train))
+        check.fail(key, r.task == TaskKind::kSegmentation ? no_pairs_message(path) : no_dataset_message(path));
     } else if (folders != fs::is_directory(path, ec))
       check.fail(key, fmt::format("'{}' must be {} for data.format {}", path, folders ? "a folder" : "a file", name_of(r.data.format)));
   }
@@ -221,8 +225,10 @@ void check_run_folders(const Recipe& r, const LoadOptions& options, const CrossC
   if (options.check_paths && resume.mode == ResumeMode::kFolder && !fs::is_directory(resume.folder, missing))
     check.fail("checkpoint.resume", fmt::format("'{}' is not a folder; expected auto, none, a checkpoint folder (RUN/checkpoints/step-N) "
                                                 "or a run folder (its newest complete checkpoint)", resume.folder));
-  if (r.checkpoint.keep_best == BestMetric::kTop1Ema && r.train.ema.decay <= 0)
-    check.fail("checkpoint.keep_best", "top1_ema judges the weight average, and train.ema is off; use top1 or set train.ema.decay");
+  const BestMetric best = r.checkpoint.keep_best;
+  if ((best == BestMetric::kTop1Ema || best == BestMetric::kMiouEma) && r.train.ema.decay <= 0)
+    check.fail("checkpoint.keep_best", fmt::format("{} judges the weight average, and train.ema is off; use {} or set train.ema.decay",
+                                                   name_of(best), best == BestMetric::kTop1Ema ? "top1" : "miou"));
 }
 
 void check_augment(const Recipe& r, const CrossChecks& check) {
@@ -366,7 +372,7 @@ void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) 
   const StrategyKind strategy = resolve_strategy(r.strategy, world);
   check_auto_micro_batch(r, strategy, options, check);
   resolve_batch(r.train, world, check);  // with micro_batch: auto, provisionally global / world
-  resolve_data_format(r.data);
+  resolve_data_format(r.data, r.task);
   check_data(r, options, check);
   check_run_folders(r, options, check);
   check_profile(r.profile, check);
@@ -374,8 +380,9 @@ void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) 
   check_optimizer(r, strategy, check);
   check_decoder(r, options, check);
   check_schedule(r, check);
+  check_task(r, fail);
   if (options.check_model)
-    for (const KeyProblem& problem : options.check_model(r.model)) check.fail(problem.key, problem.message);
+    for (const KeyProblem& problem : options.check_model(r.model, r.task)) check.fail(problem.key, problem.message);
   check_strategy(r, world, check);
 }
 

@@ -26,7 +26,7 @@ struct LoadOptions {
   bool saved_by_run = false;           // a recipe a run wrote back (a checkpoint's recipe.yaml): its
                                        // batch triple fixes the world size, whatever this machine has
   // The model section against its architecture (models/arch_traits.h: model_problems); unset, not checked.
-  std::function<std::vector<KeyProblem>(const ModelSpec&)> check_model;
+  std::function<std::vector<KeyProblem>(const ModelSpec&, TaskKind)> check_model;
 };
 
 // Throws RecipeError listing every problem with its key and file:line.

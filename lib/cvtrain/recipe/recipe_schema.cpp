@@ -304,6 +304,7 @@ MaybeError tracking_uri(const std::string& v) {
 
 const std::vector<Field>& schema() {
   static const std::vector<Field> fields = {
+      field(KEY(task)),
       field(KEY(model.arch)),
       field(KEY(model.num_classes), at_least(2)),
       field(KEY(model.image_size), in_range(8, 4096)),
@@ -338,6 +339,8 @@ const std::vector<Field>& schema() {
               if (v != AugmentInterpolation::kRandom) return std::nullopt;
               return "random draws a filter per sample, which evaluation does not; use bilinear or bicubic";
             }),
+      field(KEY(data.ignore_index), in_range(0, 255)),
+      field(KEY(data.reduce_zero_label)),
       field(KEY(augment.hflip)),
       field(KEY(augment.vflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
@@ -359,6 +362,11 @@ const std::vector<Field>& schema() {
       field(KEY(augment.random_erasing.max_area), in_range(0, 1)),
       field(KEY(augment.random_erasing.min_aspect), in_range(0.01, 1)),
       field(KEY(augment.repeats), in_range(1, 16)),
+      field(KEY(augment.crop_size)),
+      field(KEY(augment.scale)),
+      field(KEY(augment.ratio_range)),
+      field(KEY(augment.cat_max_ratio), in_range(0.01, 1)),
+      field(KEY(augment.photometric)),
       field(KEY(train.ema.decay),
             [](double v) -> MaybeError {
               if (v >= 0 && v < 1) return std::nullopt;
@@ -368,6 +376,8 @@ const std::vector<Field>& schema() {
       field(KEY(train.ema.every_steps), at_least(1)),
       field(KEY(train.loss)),
       field(KEY(train.bce_target_threshold), in_range(0, 1)),
+      field(KEY(train.aux_loss_weight), in_range(0, 10)),
+      field(KEY(train.class_weights)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
       field(KEY(train.stop_at_epoch), at_least(0)),

@@ -97,6 +97,11 @@ std::string loading_hint(const ExportResult& r, const std::string& out) {
   if (keys == KeyNames::kTorchvision) {
     if (r.small_stem || r.in_channels != 3)
       return "torchvision has no ResNet with model.small_stem or other than 3 input channels; load it with model.pretrained";
+    if (traits->per_pixel)  // with the auxiliary head the weights carry
+      return fmt::format(
+          "import torchvision, safetensors.torch\nmodel = torchvision.models.segmentation.{}(weights=None, weights_backbone=None, "
+          "num_classes={}, aux_loss=True)\nmodel.load_state_dict(safetensors.torch.load_file('{}'))",
+          r.arch, classes, out);
     return fmt::format(
         "import torchvision, safetensors.torch\nmodel = torchvision.models.{}(num_classes={})\n"
         "model.load_state_dict(safetensors.torch.load_file('{}'))",

@@ -132,7 +132,7 @@ void predict_batches(InferenceParts& run, const Recipe& recipe, const Dataset& f
         AutocastScope autocast(run.plan.precision, run.device.type());
         logits = run.model->forward(batch->images);
       }
-      keep_top(class_probabilities(logits, recipe.train.loss), batch->labels, k, bad, images);
+      keep_top(class_probabilities(logits, recipe.train.loss), batch->targets, k, bad, images);
     }
   } catch (const Error&) {
     if (bad.count() != files.size()) throw;  // the loader gives up only when no file at all is readable
@@ -183,6 +183,10 @@ std::vector<std::string> prediction_class_names(const Recipe& recipe, const std:
 }
 
 PredictionReport predict_images(const Recipe& recipe, const PredictRequest& request) {
+  if (recipe.task == TaskKind::kSegmentation)
+    throw Error(
+        "cvtrain predict writes each image's classes; masks predicted by a segmentation model (task: segmentation) are not "
+        "written yet: `cvtrain eval` scores the model on data.val");
   PredictionReport report;
   const ImageFilesDataset files(image_files_of(request.inputs), static_cast<int>(model_channels(recipe)));
   std::tie(report.weights_file, report.checkpoint_step) = choose_weights(recipe, request.weights);

@@ -55,9 +55,9 @@ SamplesSeen first_samples(const Recipe& recipe, const RunData& data, const Previ
   BatchLoader loader(train, std::move(order), options);
   DeviceFeeder feeder(loader, feed);
   DeviceBatch batch = *feeder.next();
-  SamplesSeen seen{batch.images, batch.labels};
+  SamplesSeen seen{batch.images, batch.targets};
   if (mixing_enabled(recipe.augment)) {
-    const MixedBatch mixed = mix_batch(batch.images, batch.labels, recipe.model.num_classes, recipe.augment,
+    const MixedBatch mixed = mix_batch(batch.images, batch.targets, recipe.model.num_classes, recipe.augment,
                                        mix_key(static_cast<uint64_t>(recipe.train.seed), o.epoch, batch.first_sample));
     seen = {mixed.images, mixed.targets};
   }
@@ -114,6 +114,10 @@ PreviewResult write_sample_preview(const Recipe& recipe, const PreviewOptions& o
   if (recipe.data.format == DataFormat::kSynthetic)
     throw Error("data preview: synthetic data is random noise made on the device; there are no files to show");
   if (options.count < 1) throw Error("data preview: --count must be at least 1");
+  if (recipe.task == TaskKind::kSegmentation)
+    throw Error(
+        "data preview draws classification samples; the overlays of segmentation pairs are not drawn yet (`cvtrain data inspect` "
+        "reports the pairs)");
   const RunData data = open_run_data(recipe);
   const SamplesSeen seen = first_samples(recipe, data, options);
   const cv::Mat grid = grid_of(seen, data.train->class_names());

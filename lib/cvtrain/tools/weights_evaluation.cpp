@@ -19,6 +19,7 @@
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/task.h"
 
 namespace cvtrain {
 
@@ -76,7 +77,7 @@ EvalReport evaluate_weights(const Recipe& recipe, const RankInfo& rank, const Ev
   loader.batch_size = report.batch;
   loader.bad_samples = run.data.val_bad.get();
   Stopwatch clock;
-  report.result = evaluate(*run.model, *run.data.val, loader, run.feed, run.plan.precision, *run.comm, recipe.model.num_classes);
+  report.result = run.task->evaluate(*run.model, *run.data.val, loader, run.feed, run.plan.precision, *run.comm, recipe.model.num_classes);
   report.seconds = clock.seconds();
   report.classes = class_accuracy(report.result.per_class, run.data.val->class_names());
   report.unusable = unusable_over_ranks(*run.data.val_bad, *run.comm, run.device);

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cvtrain/comm/communicator.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/json_reader.h"
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/core/this_machine.h"
-#include "cvtrain/comm/communicator.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/metric_records.h"
 #include "cvtrain/optim/lr_schedule.h"
@@ -21,6 +21,7 @@
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_changes.h"
 #include "cvtrain/recipe/recipe_schema.h"
+#include "cvtrain/recipe/task_checks.h"
 #include "cvtrain/train/loss_scaler.h"
 
 namespace cvtrain {
@@ -65,8 +66,8 @@ CheckpointManager::CheckpointManager(const Recipe& recipe, Communicator& comm, c
                                      std::vector<std::string> class_names)
     : files_(recipe.output, recipe.checkpoint.keep),
       best_files_(Checkpointer::in_folder(recipe.output + "/best", 1)),
-      best_(recipe.checkpoint.keep_best),
-      best_metric_(name_of(recipe.checkpoint.keep_best)),
+      best_(resolved_best_metric(recipe)),
+      best_metric_(name_of(resolved_best_metric(recipe))),
       cadence_(recipe.checkpoint),
       comm_(comm),
       device_(device),
@@ -115,7 +116,7 @@ std::string CheckpointManager::write(const Checkpointer& files, TrainPosition po
 
 std::optional<double> CheckpointManager::score_of(const EpochRecord& record) const {
   if (!record.eval) return std::nullopt;
-  return best_.score(record.eval->top1, record.eval_ema ? std::optional<double>(record.eval_ema->top1) : std::nullopt);
+  return best_.score(record.eval->main(), record.eval_ema ? std::optional<double>(record.eval_ema->main()) : std::nullopt);
 }
 
 bool CheckpointManager::beats_best(const EpochRecord& record) const {
@@ -138,14 +139,15 @@ void CheckpointManager::save_best(const TrainPosition& position, const EpochReco
 // resumed run compares its epochs with this score). Rank 0 alone, after the collective: a failure
 // here is a warning, never an error that would leave the other ranks waiting.
 void CheckpointManager::write_best_summary(const std::string& folder, const EpochRecord& record, double score) const {
-  const EvalFigures& eval = *record.eval;
-  std::string ema;
-  if (record.eval_ema) ema = fmt::format(", \"top1_ema\": {}, \"top5_ema\": {}", record.eval_ema->top1, record.eval_ema->top5);
+  std::string scores;
+  for (const auto& [name, value] : record.eval->scores) scores += fmt::format("\"{}\": {}, ", name, value);
+  if (record.eval_ema)
+    for (const auto& [name, value] : record.eval_ema->scores) scores += fmt::format("\"{}_ema\": {}, ", name, value);
   try {
-    write_file_atomically(best_files_.root() + "/best.json",
-                          fmt::format("{{\"metric\": \"{}\", \"score\": {}, \"epoch\": {}, \"step\": {}, \"top1\": {}, "
-                                      "\"top5\": {}, \"loss\": {}{}, \"checkpoint\": {}}}\n",
-                                      best_metric_, score, record.epoch, record.step, eval.top1, eval.top5, eval.loss, ema, json_string(folder)));
+    write_file_atomically(
+        best_files_.root() + "/best.json",
+        fmt::format("{{\"metric\": \"{}\", \"score\": {}, \"epoch\": {}, \"step\": {}, {}\"loss\": {}, \"checkpoint\": {}}}\n",
+                    best_metric_, score, record.epoch, record.step, scores, record.eval->loss, json_string(folder)));
   } catch (const Error& e) {
     log::warn("best.json could not be written ({}); the best checkpoint itself is complete: {}", e.what(), folder);
   }

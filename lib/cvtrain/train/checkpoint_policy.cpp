@@ -15,12 +15,15 @@ bool CheckpointCadence::due(int64_t step, bool minutes_elapsed_agreed, bool stop
   return (every_steps_ > 0 && step % every_steps_ == 0) || minutes_elapsed_agreed || stop;
 }
 
-std::optional<double> BestEpoch::score(double top1, std::optional<double> top1_ema) const {
+std::optional<double> BestEpoch::score(double main, std::optional<double> main_ema) const {
   switch (metric_) {
+    case BestMetric::kAuto:  // resolved to the task's before (recipe/task_checks.h)
     case BestMetric::kTop1:
-      return top1;
+    case BestMetric::kMiou:
+      return main;
     case BestMetric::kTop1Ema:
-      return top1_ema;
+    case BestMetric::kMiouEma:
+      return main_ema;
     case BestMetric::kNone:
       break;
   }

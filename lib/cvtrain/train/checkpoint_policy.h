@@ -25,13 +25,13 @@ class CheckpointCadence {
   double every_minutes_;
 };
 
-// checkpoint.keep_best: which evaluated epoch is the best so far. The higher top-1 (of the weights,
-// or of train.ema's average) wins; a tie keeps the earlier epoch.
+// checkpoint.keep_best: which evaluated epoch is the best so far. The higher main score (the task's:
+// top-1 or mIoU; of the weights, or of train.ema's average) wins; a tie keeps the earlier epoch.
 class BestEpoch {
  public:
   explicit BestEpoch(BestMetric metric) : metric_(metric) {}
   // The epoch's score by the metric; nullopt when not judged (keep_best none, no ema figures).
-  std::optional<double> score(double top1, std::optional<double> top1_ema) const;
+  std::optional<double> score(double main, std::optional<double> main_ema) const;
   bool improves(double score) const { return !best_ || score > *best_; }
   void take(double score) { best_ = score; }
   std::optional<double> best() const { return best_; }

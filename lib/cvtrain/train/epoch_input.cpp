@@ -14,6 +14,7 @@
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/train/run_builder.h"
+#include "cvtrain/train/task.h"
 
 namespace cvtrain {
 
@@ -50,7 +51,7 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
     FeedOptions feed = run.feed;
     feed.erase_mode = recipe.augment.random_erasing.mode;
     options.normalize = host_normalize(feed);
-    input.loader = std::make_unique<BatchLoader>(train, std::move(share), options);
+    input.loader = std::make_unique<BatchLoader>(run.task->training_batches(train, options), std::move(share), options);
     if (run.jpeg_decoder) input.decode = std::make_unique<DeviceDecode>(*run.jpeg_decoder, train, options.transform, options.bad_samples);
     input.source = std::make_unique<DeviceFeeder>(*input.loader, feed, input.decode.get());
   }

@@ -70,15 +70,15 @@ std::optional<StandIns> stand_ins(const DeviceBatch& batch, const std::vector<in
                                   const BadSamples* bad) {
   if (!bad || bad->count() == 0) return std::nullopt;
   std::vector<int64_t> slots, own_labels;
-  for (int64_t i = 0; i < batch.labels.size(0); ++i)
+  for (int64_t i = 0; i < batch.targets.size(0); ++i)
     if (const auto index = static_cast<size_t>(dataset_index(order[static_cast<size_t>(first + i)])); bad->contains(index)) {
       slots.push_back(i);
       own_labels.push_back(dataset.label(index));
     }
   if (slots.empty()) return std::nullopt;
-  const c10::Device device = batch.labels.device();
+  const c10::Device device = batch.targets.device();
   const at::Tensor at_slots = at::tensor(slots).to(device);
-  StandIns s{batch.labels.clone(), at::ones({batch.labels.size(0)}, at::TensorOptions(device).dtype(at::kDouble))};
+  StandIns s{batch.targets.clone(), at::ones({batch.targets.size(0)}, at::TensorOptions(device).dtype(at::kDouble))};
   s.labels.index_copy_(0, at_slots, at::tensor(own_labels).to(device));
   s.usable.index_fill_(0, at_slots, 0.0);
   return s;
@@ -110,8 +110,8 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   while (auto batch = feeder.next()) {
     const at::Tensor& images = batch->images;
     const std::optional<StandIns> stand_in = stand_ins(*batch, order, consumed, dataset, options.bad_samples);
-    consumed += batch->labels.size(0);
-    const at::Tensor& labels = stand_in ? stand_in->labels : batch->labels;
+    consumed += batch->targets.size(0);
+    const at::Tensor& labels = stand_in ? stand_in->labels : batch->targets;
     const at::Tensor usable = stand_in ? stand_in->usable : at::Tensor();
     at::Tensor logits;
     {
@@ -139,8 +139,14 @@ EvalResult evaluate(Classifier& model, const Dataset& dataset, const LoaderOptio
   comm.all_reduce_sum(sums, "evaluation all-reduce");
   const at::Tensor totals = sums.cpu();
   const auto n = static_cast<double>(dataset.size());
-  return EvalResult{totals[0].item<double>() / std::max(1.0, totals[3].item<double>()), totals[1].item<double>() / n,
-                    totals[2].item<double>() / n, static_cast<int64_t>(dataset.size()), tally.summed(comm)};
+  EvalResult result;
+  result.loss = totals[0].item<double>() / std::max(1.0, totals[3].item<double>());
+  result.top1 = totals[1].item<double>() / n;
+  result.top5 = totals[2].item<double>() / n;
+  result.samples = static_cast<int64_t>(dataset.size());
+  result.per_class = tally.summed(comm);
+  result.scores = {{"top1", result.top1}, {"top5", result.top5}};
+  return result;
 }
 
 int64_t unusable_over_ranks(const BadSamples& bad, Communicator& comm, const c10::Device& device) {

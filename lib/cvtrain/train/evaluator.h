@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cvtrain/observe/class_accuracy.h"
 #include "cvtrain/recipe/precision_policy.h"
@@ -24,6 +26,10 @@ struct EvalResult {
   double top5 = 0;  // top-min(5, classes)
   int64_t samples = 0;
   ClassCounts per_class;  // samples and top-1 hits of each class; the confusion matrix where it fits
+  // The task's scores by their metrics.jsonl names, the main one first: top1 and top5 here;
+  // miou, pixel_acc and macc for segmentation (train/segmentation_task.h).
+  std::vector<std::pair<std::string, double>> scores;
+  std::vector<double> class_iou;  // segmentation: each class's IoU (NaN for a class neither seen nor predicted)
 };
 
 // Each rank evaluates its eval_share of the dataset; the sums are all-reduced, so every rank

@@ -33,10 +33,11 @@ bool trial_fits(Classifier& model, int64_t micro_batch, const MicroBatchProbe& p
     const at::Tensor images =
         at::randn({micro_batch, probe.channels, probe.image_size, probe.image_size}, at::TensorOptions(probe.device))
             .contiguous(probe.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
-    at::Tensor loss;
+    at::Tensor loss = at::zeros({}, at::TensorOptions(probe.device));
     {
       AutocastScope autocast(probe.precision, probe.device.type());
-      loss = model.forward(images).to(at::kFloat).logsumexp(1).mean();
+      // Every output training's loss weighs (a segmentation model's auxiliary head's too), at the size it has.
+      for (const at::Tensor& output : model.forward_outputs(images)) loss = loss + output.to(at::kFloat).logsumexp(1).mean();
     }
     loss.backward();
     fits = static_cast<double>(peak_memory_bytes(probe.device)) <= (1.0 - probe.margin) * static_cast<double>(device_memory_bytes(probe.device));

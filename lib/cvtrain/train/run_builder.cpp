@@ -45,12 +45,14 @@
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe.h"
 #include "cvtrain/recipe/recipe_checks.h"
+#include "cvtrain/recipe/task_checks.h"
 #include "cvtrain/train/checkpoint.h"
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/micro_batch.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/run_directory.h"
 #include "cvtrain/train/run_profiler.h"
+#include "cvtrain/train/task.h"
 
 namespace cvtrain {
 namespace {
@@ -174,7 +176,7 @@ void choose_micro_batch(PreflightParts& run, const Recipe& recipe) {
   MicroBatchProbe probe;
   probe.device = run.device;
   probe.channels = run.channels;
-  probe.image_size = recipe.model.image_size;
+  probe.image_size = square_side_of_training_input(recipe);
   probe.precision = run.plan.precision;
   probe.channels_last = run.feed.channels_last;
   const BatchPlan& provisional = run.plan.batch;  // micro = global / world until now
@@ -254,6 +256,7 @@ void start_on_device(InferenceParts& run, const Recipe& recipe, const RankInfo& 
 // The data (train and val, or val alone) and what its loader and feeder are told.
 void open_data_and_loader(EvaluationParts& run, const Recipe& recipe, const RankInfo& rank, RunData (*open_data)(const Recipe&)) {
   run.data = open_data(recipe);
+  run.task = make_task(recipe);
   run.channels = run.data.channels;
   run.loader = loader_options(recipe.data, recipe.train, recipe.model.image_size, run.device, rank);
   run.feed = feed_options(recipe.data, run.plan.precision, run.device);
@@ -283,6 +286,10 @@ void join_and_build_model(EvaluationParts& run, const Recipe& recipe, const Rank
 // data.decoder for the training samples: with a device decoder, the loader leaves the files it
 // takes encoded for it (epoch_input.h).
 void choose_training_decoder(PreflightParts& run, const Recipe& recipe, bool log) {
+  if (!run.task->decodes_on_device()) {
+    run.plan.decoder = "cpu (the workers decode)";
+    return;
+  }
   SampleTransform transform = run.loader.transform;
   transform.augment = &recipe.augment;
   const DecoderChoice choice = choose_decoder(recipe.data.decoder, recipe.data.format, *run.data.train, transform, run.device);
@@ -317,7 +324,7 @@ void open_training_input(PreflightParts& run, const Recipe& recipe, const RankIn
 // Then the process group, the model, train.micro_batch: auto and the ranks' names.
 void build_measured_model(PreflightParts& run, const Recipe& recipe, const RankInfo& rank) {
   join_and_build_model(run, recipe, rank);
-  run.flops_per_image = forward_flops_per_image(*run.model, run.channels, recipe.model.image_size);
+  run.flops_per_image = forward_flops_per_image(*run.model, run.channels, square_side_of_training_input(recipe));
   if (recipe.train.micro_batch_auto) choose_micro_batch(run, recipe);
   run.perf = job_perf_context(recipe, rank, run.device, *run.comm);
   run.perf.gradient_mb = static_cast<double>(parameter_bytes(*run.model)) / (1024.0 * 1024.0);

@@ -36,6 +36,7 @@ class LrSchedule;
 class MetricsLog;
 class RunDirectory;
 class Strategy;
+class Task;
 struct DataSpec;
 struct RankInfo;
 struct Recipe;
@@ -58,7 +59,8 @@ struct EvaluationParts : InferenceParts {
   EvaluationParts(EvaluationParts&&) noexcept;
   ~EvaluationParts();
 
-  RunData data;  // train and val for training and preflight; val alone for `cvtrain eval`
+  RunData data;                // train and val for training and preflight; val alone for `cvtrain eval`
+  std::unique_ptr<Task> task;  // the recipe's task: batches, loss, evaluation (train/task.h)
   std::unique_ptr<Communicator> comm;
 };
 

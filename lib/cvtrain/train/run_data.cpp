@@ -12,6 +12,7 @@
 #include "cvtrain/data/class_alignment.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/segmentation_dataset.h"
 #include "cvtrain/data/synthetic.h"
 #include "cvtrain/recipe/recipe.h"
 
@@ -33,7 +34,26 @@ auto blaming_key(const Recipe& recipe, const char* key, const std::string& prefi
   }
 }
 
+// task: segmentation's pairs, their masks read as the data section says (label_mask.h).
+std::unique_ptr<Dataset> open_pairs(const Recipe& recipe, const std::string& path, int64_t limit) {
+  MaskCoding coding;
+  coding.num_classes = recipe.model.num_classes;
+  coding.ignore_index = static_cast<int>(recipe.data.ignore_index);
+  coding.reduce_zero_label = recipe.data.reduce_zero_label;
+  const SegmentationLayout layout = layout_of(recipe.data.format);
+  coding.palette = layout_palette(layout);
+  auto pairs = std::make_unique<SegmentationDataset>(path, layout, coding, limit, recipe.data.root);
+  if (!recipe.data.class_names.empty()) {
+    if (static_cast<int64_t>(recipe.data.class_names.size()) != recipe.model.num_classes)
+      throw RecipeError({fmt::format("{}: {} names for model.num_classes {} classes", recipe.where("data.class_names"),
+                                     recipe.data.class_names.size(), recipe.model.num_classes)});
+    pairs->set_class_names(recipe.data.class_names);
+  }
+  return pairs;
+}
+
 std::unique_ptr<Dataset> open_recipe_dataset(const Recipe& recipe, const char* key, const std::string& path, int64_t limit) {
+  if (recipe.task == TaskKind::kSegmentation) return blaming_key(recipe, key, "", [&] { return open_pairs(recipe, path, limit); });
   return blaming_key(recipe, key, "", [&] { return open_dataset(recipe.data, path, limit); });
 }
 
@@ -120,13 +140,14 @@ RunData open_run_data(const Recipe& recipe) {
     run_data.train = open_recipe_dataset(recipe, "data.train", data.train, data.max_samples);
   }
   run_data.train_bad = std::make_unique<BadSamples>("data.train", run_data.train->size(), data.max_bad_fraction);
+  const bool pairs = recipe.task == TaskKind::kSegmentation;  // masks hold class ids: nothing to match by name
   if (!data.val.empty()) {
-    const auto training_classes = names_classes(data.format) ? std::optional(run_data.train->class_names()) : std::nullopt;
+    const auto training_classes = names_classes(data.format) && !pairs ? std::optional(run_data.train->class_names()) : std::nullopt;
     run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), training_classes, recipe);
     run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
   }
-  name_numbered_classes(run_data, recipe);
-  if (names_classes(data.format) || !data.class_names.empty()) run_data.named_classes = run_data.train->class_names();
+  if (!pairs) name_numbered_classes(run_data, recipe);
+  if (names_classes(data.format) || !data.class_names.empty() || pairs) run_data.named_classes = run_data.train->class_names();
   check_dataset_fits(*run_data.train, data.train, recipe);
   if (run_data.val) check_dataset_fits(*run_data.val, data.val, recipe);
   if (static_cast<int64_t>(run_data.train->size()) < recipe.train.global_batch)
@@ -149,11 +170,12 @@ RunData open_eval_data(const Recipe& recipe) {
                                    recipe.where("data.val"), name_of(data.format))});
   RunData run_data;
   // The model was trained on data.train's classes: their names, without reading its images.
+  const bool pairs = recipe.task == TaskKind::kSegmentation;
   const auto training_classes =
-      data.train.empty() ? std::nullopt : blaming_key(recipe, "data.train", "", [&] { return class_names_at(data, data.train); });
+      data.train.empty() || pairs ? std::nullopt : blaming_key(recipe, "data.train", "", [&] { return class_names_at(data, data.train); });
   run_data.val = scored_as_trained(open_recipe_dataset(recipe, "data.val", data.val, data.max_val_samples), training_classes, recipe);
   run_data.val_bad = std::make_unique<BadSamples>("data.val", run_data.val->size(), data.max_bad_fraction);
-  name_numbered_classes(run_data, recipe);
+  if (!pairs) name_numbered_classes(run_data, recipe);
   check_dataset_fits(*run_data.val, data.val, recipe);
   run_data.channels = run_data.val->channels();
   return run_data;

@@ -23,7 +23,6 @@ StepSettings step_settings(const Recipe& recipe, const RunPlan& plan, const c10:
   s.seed = static_cast<uint64_t>(recipe.train.seed);
   s.max_bad_steps = recipe.train.max_bad_steps;
   s.breakdown = recipe.observe.breakdown;
-  s.loss = LossSettings{recipe.train.loss, recipe.augment.label_smoothing, recipe.train.bce_target_threshold};
   if (recipe.train.cuda_graphs) {
     const bool cuda = device.is_cuda() || graph_body_on_cpu_requested();
     const std::optional<std::string> refusal =

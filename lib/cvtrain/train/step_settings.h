@@ -9,7 +9,6 @@
 
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
-#include "cvtrain/train/classification_loss.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -27,8 +26,7 @@ struct StepSettings {
   int64_t num_classes = 0;
   uint64_t seed = 0;
   int64_t max_bad_steps = 10;
-  bool breakdown = true;  // observe.breakdown: time the step's phases
-  LossSettings loss;
+  bool breakdown = true;     // observe.breakdown: time the step's phases
   bool cuda_graphs = false;  // capture the step (train/step_graph.h); needs a fused optimizer
 };
 

@@ -25,6 +25,7 @@
 #include "cvtrain/train/loss_scaler.h"
 #include "cvtrain/train/precision.h"
 #include "cvtrain/train/step_graph.h"
+#include "cvtrain/train/task.h"
 
 namespace cvtrain {
 
@@ -190,19 +191,20 @@ DeviceBatch TrainStep::fetch_batch(BatchSource& batches, StepOutput& out) {
 // in). Its randomness is the host's, keyed by (seed, epoch, sample): outside any captured region.
 std::pair<at::Tensor, at::Tensor> TrainStep::mixed_inputs(const DeviceBatch& batch, int64_t epoch) const {
   const AugmentSpec& augment = settings_.augment;
-  if (!mixing_enabled(augment)) return {batch.images, batch.labels};
-  MixedBatch mixed = mix_batch(batch.images, batch.labels, settings_.num_classes, augment, mix_key(settings_.seed, epoch, batch.first_sample));
+  if (!mixing_enabled(augment)) return {batch.images, batch.targets};
+  MixedBatch mixed =
+      mix_batch(batch.images, batch.targets, settings_.num_classes, augment, mix_key(settings_.seed, epoch, batch.first_sample));
   return {mixed.images, mixed.targets};
 }
 
-// The loss of one micro-batch (train.loss).
+// The loss of one micro-batch, by the run's task (train/task.h).
 at::Tensor TrainStep::loss_of(const at::Tensor& images, const at::Tensor& targets) {
-  at::Tensor logits;
+  std::vector<at::Tensor> outputs;
   {
     AutocastScope autocast(settings_.precision, parts_.device.type());
-    logits = parts_.model.forward(images);
+    outputs = parts_.model.forward_outputs(images);
   }
-  return classification_loss(logits.to(at::kFloat), targets, settings_.loss);
+  return parts_.task.loss(outputs, targets);
 }
 
 // What the optimizer updates: the model's parameters, or this rank's shards of them.

@@ -33,6 +33,7 @@ class Communicator;
 class DeviceGradScaling;
 class LossScaler;
 class Strategy;
+class Task;
 struct DeviceBatch;
 
 struct StepInput {
@@ -57,6 +58,7 @@ struct StepOutput {
 // What a step works on: built once per run (train/run_builder.h), outlived by the step.
 struct StepParts {
   Classifier& model;
+  const Task& task;  // the loss of the model's outputs against the targets
   Strategy& strategy;
   torch::optim::Optimizer& optimizer;
   LossScaler& scaler;

@@ -36,6 +36,7 @@
 #include "cvtrain/train/run_lines.h"
 #include "cvtrain/train/run_profiler.h"
 #include "cvtrain/train/run_tracking.h"
+#include "cvtrain/train/task.h"
 #include "cvtrain/train/trace_window.h"
 #include "cvtrain/train/train_step.h"
 #include "cvtrain/train/weight_ema.h"
@@ -83,7 +84,7 @@ Trainer::Trainer(const Recipe& recipe, const RankInfo& rank, const BeforeStrateg
     : recipe_(recipe),
       rank_(rank),
       run_(build_run(recipe_, rank_, before_strategy)),
-      step_(StepParts{*run_.model, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
+      step_(StepParts{*run_.model, *run_.task, *run_.strategy, *run_.optimizer, *run_.scaler, *run_.comm, run_.device,
                       [this] { return checkpoints_.minutes_elapsed(); }},
             step_settings(recipe_, run_.plan, run_.device, *run_.optimizer, rank.rank == 0)),
       checkpoints_(recipe_, *run_.comm, run_.device, *run_.schedule, run_.data.named_classes),
@@ -258,14 +259,13 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
     eval_loader.bad_samples = run_.data.val_bad.get();
     Stopwatch clock;
     const EvalResult eval = evaluate_model(eval_loader);
-    summary.top1 = eval.top1;
-    summary.top5 = eval.top5;
-    record.eval = EvalFigures{eval.loss, eval.top1, eval.top5, clock.seconds()};
+    record.eval = EvalFigures{eval.loss, eval.scores, clock.seconds()};
+    summary.scores = eval.scores;
     last_eval_.keep(eval, record.eval->seconds);
     if (ema_) {
       Stopwatch ema_clock;
       const EvalResult averaged = ema_->evaluated_in_model(*run_.comm, [&] { return evaluate_model(eval_loader); });
-      record.eval_ema = EvalFigures{averaged.loss, averaged.top1, averaged.top5, ema_clock.seconds()};
+      record.eval_ema = EvalFigures{averaged.loss, averaged.scores, ema_clock.seconds()};
     }
   }
   if (rank_.rank == 0) {
@@ -279,7 +279,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
 EvalResult Trainer::evaluate_model(const LoaderOptions& loader) {
   run_.strategy->gather_parameters();
   const EvalResult eval =
-      evaluate(*run_.model, *run_.data.val, loader, run_.feed, run_.plan.precision, *run_.comm, recipe_.model.num_classes);
+      run_.task->evaluate(*run_.model, *run_.data.val, loader, run_.feed, run_.plan.precision, *run_.comm, recipe_.model.num_classes);
   run_.strategy->release_parameters();
   return eval;
 }

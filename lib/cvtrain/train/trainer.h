@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace cvtrain {
 
@@ -14,8 +17,7 @@ struct RankInfo;
 struct TrainSummary {
   int64_t steps = 0;
   double train_loss = 0;  // mean over the last epoch
-  double top1 = -1;       // -1: no validation data
-  double top5 = -1;
+  std::vector<std::pair<std::string, double>> scores;  // the last evaluation's (evaluator.h); empty: no validation data
   double seconds = 0;
 };
 
