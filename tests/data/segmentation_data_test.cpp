@@ -279,7 +279,7 @@ TEST_CASE("joint transforms keep every mask pixel on its image pixel", "[segment
   CHECK(pads > 0);
 }
 
-TEST_CASE("joint transforms are a pure function of the key; photometric distortion changes the image only", "[segmentation]") {
+TEST_CASE("joint transforms are a pure function of the key, and photometric distortion changes the image only", "[segmentation]") {
   const auto [image, mask] = painted_pair(150, 100, 3);
   JointAugment augment;
   augment.scale_long = 200;

@@ -266,3 +266,28 @@ TEST_CASE("a start that failed says so first with the first rank's error, and ea
   CHECK_THAT(restarted, Catch::Contains("running or stopped before its end") && Catch::Contains("kind\">earlier</span>") &&
                             !Catch::Contains("kind\">failed</span>"));
 }
+
+TEST_CASE("a segmentation run's report shows its mIoU, the epochs' scores and each class's IoU, lowest first", "[observe]") {
+  TempDir dir;
+  dir.write(
+      "run/metrics.jsonl",
+      R"J({"kind": "epoch", "epoch": 1, "step": 32, "images_per_s": 20, "val_loss": 0.3, "miou": 0.63, "pixel_acc": 0.88, "macc": 0.79})J"
+      "\n"
+      R"J({"kind": "epoch", "epoch": 2, "step": 64, "images_per_s": 20, "val_loss": 0.2, "miou": 0.75, "pixel_acc": 0.93, "macc": 0.84})J"
+      "\n");
+  dir.write("run/best/best.json", R"J({"metric": "miou", "score": 0.75, "epoch": 2, "step": 64, "miou": 0.75, "loss": 0.2})J");
+  dir.write("run/eval.json", R"J({"task": "segmentation", "miou": 0.75, "pixel_acc": 0.93, "macc": 0.84, "loss": 0.2, "samples": 128,
+    "data": "/d/val.txt", "weights": "/w", "by": "training", "class_iou": {"background": 0.95, "disc & co": 0.55, "ghost": null}})J");
+  const std::string html = run_report_html(read_run_history(dir.file("run")), "2026-12-07T11:00:00Z");
+  CHECK(html.find(">mIoU<") != std::string::npos);
+  CHECK(html.find("75.00%") != std::string::npos);
+  CHECK(html.find("best 75.00% at epoch 2, its checkpoint in best/") != std::string::npos);
+  CHECK(html.find("data-chart=\"miou\"") != std::string::npos);
+  CHECK(html.find("data-chart=\"accuracy\"") == std::string::npos);  // no top-1 chart for a run without top-1
+  CHECK(html.find("<h2>IoU by class (the last evaluation of training)</h2>") != std::string::npos);
+  const auto low = html.find("<tr><td>disc &amp; co</td>"), high = html.find("<tr><td>background</td>"),
+             none = html.find("<tr><td>ghost</td><td>— (neither present nor predicted)</td></tr>");
+  CHECK(low < high);
+  CHECK(high < none);
+  CHECK(none != std::string::npos);
+}

@@ -124,3 +124,22 @@ TEST_CASE("a resume under a stretched schedule says how the learning rate jumps,
   CHECK_FALSE(lr_jump(0.0500, 0.0504, 40, "c").has_value());                    // within 1 %
   CHECK_FALSE(lr_jump(-1, 0.05, 40, "c").has_value());                          // a checkpoint that did not say
 }
+
+TEST_CASE("poly decays as mmseg's PolyLR, (base - min) (1 - t / T)^power + min, after the warmup", "[optim]") {
+  ScheduleSpec spec;
+  spec.name = ScheduleKind::kPoly;
+  spec.power = 0.9;
+  spec.min_lr = 1e-4;
+  spec.warmup_epochs = 1;
+  const LrSchedule s(spec, 0.01, 10, 110);  // 10 warmup steps, then 100 of poly
+  CHECK(s.at(10) == Approx(0.01));
+  CHECK(s.at(60) == Approx(1e-4 + (0.01 - 1e-4) * std::pow(0.5, 0.9)));
+  CHECK(s.at(85) == Approx(1e-4 + (0.01 - 1e-4) * std::pow(0.25, 0.9)));
+  CHECK(s.at(110) == Approx(1e-4));
+  CHECK(s.at(200) == Approx(1e-4));
+  spec.power = 1;
+  spec.min_lr = 0;
+  spec.warmup_epochs = 0;
+  const LrSchedule linear(spec, 1.0, 10, 100);
+  CHECK(linear.at(25) == Approx(0.75));
+}

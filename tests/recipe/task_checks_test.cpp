@@ -88,3 +88,31 @@ TEST_CASE("classification refuses segmentation's keys, formats and models", "[re
              Catch::Contains("model.arch: deeplabv3_resnet50 is a segmentation model and task is classification"));
   CHECK_THAT(problems_of(c, overriding({"checkpoint.keep_best=miou"})), Catch::Contains("mIoU is a segmentation score"));
 }
+
+TEST_CASE("sliding-window evaluation: its window and stride from the recipe or the crop, checked", "[recipe]") {
+  TempDir dir;
+  const std::string seg = dir.write("seg.yaml", kSegmentation);
+  const Recipe r = load_recipe(seg, overriding({"data.eval_mode=slide", "augment.crop_size=[48, 96]"}));
+  const SlidingWindow w = sliding_window(r);
+  CHECK(w.height == 48);
+  CHECK(w.width == 96);
+  CHECK(w.stride_height == 32);  // two thirds, as mmseg's 512 / 341
+  CHECK(w.stride_width == 64);
+  const SlidingWindow given = sliding_window(load_recipe(seg, overriding({"data.eval_window=[40, 40]", "data.eval_stride=[20, 30]"})));
+  CHECK(given.height == 40);
+  CHECK(given.stride_width == 30);
+  CHECK_THAT(problems_of(seg, overriding({"data.eval_window=[40, 40]", "data.eval_stride=[50, 30]"})),
+             Catch::Contains("data.eval_stride: [50, 30] is wider than the window [40, 40]"));
+  const std::string c = dir.write("c.yaml", "data: {train: /d/t.gz}\ntrain: {global_batch: 8}\n");
+  CHECK_THAT(problems_of(c, overriding({"data.eval_mode=slide"})), Catch::Contains("data.eval_mode: is for task: segmentation"));
+}
+
+TEST_CASE("optim.lr_mult needs whole parameters and multipliers above 0", "[recipe]") {
+  TempDir dir;
+  const std::string seg = dir.write("seg.yaml", kSegmentation);
+  CHECK(load_recipe(seg, overriding({"optim.lr_mult={classifier: 10}"})).optim.lr_mult.at("classifier") == 10);
+  CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult={classifier: 10}", "strategy=zero2"})),
+             Catch::Contains("optim.lr_mult: zero2 updates flat shards that cut across modules"));
+  CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult={classifier: 0}"})), Catch::Contains("multipliers above 0"));
+  CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult=[10]"})), Catch::Contains("expected a map of names to numbers"));
+}

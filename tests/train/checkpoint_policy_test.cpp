@@ -41,3 +41,11 @@ TEST_CASE("the best epoch is the higher top-1 of the chosen weights, the earlier
   CHECK_FALSE(by_average.score(0.5, std::nullopt));
   CHECK_FALSE(BestEpoch(BestMetric::kNone).score(0.5, 0.7));
 }
+
+TEST_CASE("train.eval_every evaluates every N-th epoch and always the run's last", "[train]") {
+  CHECK(evaluation_due(1, 0, false));
+  CHECK_FALSE(evaluation_due(3, 0, false));
+  CHECK_FALSE(evaluation_due(3, 1, false));
+  CHECK(evaluation_due(3, 2, false));  // the third epoch
+  CHECK(evaluation_due(3, 4, true));   // the last, wherever it falls
+}

@@ -100,7 +100,7 @@ TEST_CASE("the confusion matrix gives mmseg's IoU, mIoU and pixel accuracy, and 
   }
 }
 
-TEST_CASE("pixel cross-entropy is PyTorch's over the labelled pixels, with class weights; nothing labelled gives 0", "[train]") {
+TEST_CASE("pixel cross-entropy is PyTorch's over the labelled pixels, with class weights, and nothing labelled gives 0", "[train]") {
   namespace F = torch::nn::functional;
   at::manual_seed(5);
   const at::Tensor logits = at::randn({2, 3, 5, 4});

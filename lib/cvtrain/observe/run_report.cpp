@@ -12,6 +12,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/observe/class_report.h"
 #include "cvtrain/observe/report_html.h"
+#include "cvtrain/observe/segmentation_report.h"
 #include "cvtrain/observe/svg_chart.h"
 
 namespace cvtrain {
@@ -86,7 +87,9 @@ std::string key_figures(const RunHistory& run) {
   const double peak_mb = max_finite(column(run.epochs, "peak_memory_mb"));
   std::string out = "<div class=\"tiles\">\n";
   out += html_tile("steps", or_dash(step, fmt::format("{:.0f}", step)), fmt::format("{} epoch(s) logged", run.epochs.size()));
-  out += html_tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))), best_top1_note(run, top1));
+  out += scored_by_miou(run)
+             ? miou_tile(run)
+             : html_tile("top-1", or_dash(last_finite(top1), fmt::format("{:.2f}%", 100 * last_finite(top1))), best_top1_note(run, top1));
   out += html_tile("images/s", or_dash(images_per_s, fmt::format("{:.0f}", images_per_s)),
               std::isfinite(images_per_s) ? fmt::format("{:.0f} per rank, {} rank(s)", images_per_s / world, world) : "");
   out += html_tile("step time", or_dash(step_s, fmt::format("{:.3f} s", step_s)), "mean over the run");
@@ -146,6 +149,7 @@ std::string loss_chart(const RunHistory& run) {
 }
 
 std::string accuracy_chart(const RunHistory& run) {
+  if (scored_by_miou(run)) return miou_chart(run);
   const std::vector<double> epochs = column(run.epochs, "epoch");
   std::vector<ChartSeries> s{series("top-1", kBlue, epochs, column(run.epochs, "top1"), true),
                              series("top-5", kGreen, epochs, column(run.epochs, "top5"), true)};
@@ -309,11 +313,12 @@ std::string subtitle(const RunHistory& run) {
 
 std::string run_report_html(const RunHistory& run, const std::string& generated_at) {
   const std::string recipe = xml_escape(run.recipe_yaml.empty() ? "(recipe.yaml is not in the run folder)" : run.recipe_yaml);
-  return html_page(HtmlPage{
-      "cvtrain report: " + title_of(run), title_of(run), subtitle(run),
-      key_figures(run) + verdict_list(run) + charts(run) + class_accuracy_section(run.eval) + preflight_section(run) +
-          "<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>" + recipe + "</pre>\n</div>\n" + provenance_table(run) + "</div>\n",
-      "the run folder's metrics.jsonl, perf_summary.json, provenance.json, recipe.yaml and eval.json", generated_at, run.notes});
+  return html_page(
+      HtmlPage{"cvtrain report: " + title_of(run), title_of(run), subtitle(run),
+               key_figures(run) + verdict_list(run) + charts(run) + class_accuracy_section(run.eval) + class_iou_section(run.eval) +
+                   preflight_section(run) + "<div class=\"pair\">\n<div><h2>Recipe (resolved)</h2>\n<pre>" + recipe + "</pre>\n</div>\n" +
+                   provenance_table(run) + "</div>\n",
+               "the run folder's metrics.jsonl, perf_summary.json, provenance.json, recipe.yaml and eval.json", generated_at, run.notes});
 }
 
 }  // namespace cvtrain

@@ -38,6 +38,10 @@ double LrSchedule::at(int64_t step) const {
     if (progress >= 1) return spec_.min_lr;
     return spec_.min_lr + (base_lr_ - spec_.min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
   }
+  if (spec_.name == ScheduleKind::kPoly) {  // mmseg's PolyLR: (base - min) (1 - progress)^power + min
+    const double progress = std::min(1.0, since / std::max(1.0, length));
+    return spec_.min_lr + (base_lr_ - spec_.min_lr) * std::pow(1.0 - progress, spec_.power);
+  }
   if (spec_.name == ScheduleKind::kStep) {
     // Milestones count epochs of the run, warmup included (timm's multistep with warmup_prefix off).
     int passed = 0;

@@ -31,7 +31,8 @@ enum class DataFormat {
 enum class DecoderKind { kCpu, kNvjpeg, kAuto };
 enum class OptimizerKind { kSgd, kAdamw, kLamb, kLars };
 enum class OptimImplementation { kAuto, kForeach, kFused };
-enum class ScheduleKind { kCosine, kStep, kConstant };
+enum class ScheduleKind { kCosine, kStep, kConstant, kPoly };
+enum class EvalMode { kWhole, kSlide };
 enum class ResumeMode { kAuto, kNone, kFolder };
 enum class BestMetric { kAuto, kTop1, kTop1Ema, kMiou, kMiouEma, kNone };
 enum class ProfileTool { kKineto, kNsys };
@@ -81,7 +82,11 @@ struct EnumNames<OptimImplementation> {
 };
 template <>
 struct EnumNames<ScheduleKind> {
-  static constexpr std::array<const char*, 3> names{"cosine", "step", "constant"};
+  static constexpr std::array<const char*, 4> names{"cosine", "step", "constant", "poly"};
+};
+template <>
+struct EnumNames<EvalMode> {
+  static constexpr std::array<const char*, 2> names{"whole", "slide"};
 };
 template <>
 struct EnumNames<ProfileTool> {
@@ -165,8 +170,12 @@ struct DataSpec {
   AugmentInterpolation eval_interpolation = AugmentInterpolation::kBilinear;  // that resize: bilinear | bicubic (timm's
                                                                               // --interpolation, DeiT's and ConvNeXt's bicubic)
   // Segmentation masks (task: segmentation; data/label_mask.h):
-  int64_t ignore_index = 255;      // the id of pixels that count for no class (borders, padding)
-  bool reduce_zero_label = false;  // id 0 ignored and every other id one less (ADE20K's "other", as mmseg's ADE20K config)
+  int64_t ignore_index = 255;             // the id of pixels that count for no class (borders, padding)
+  bool reduce_zero_label = false;         // id 0 ignored and every other id one less (ADE20K's "other", as mmseg's ADE20K config)
+  EvalMode eval_mode = EvalMode::kWhole;  // segmentation evaluation: whole images, or slide: windows of eval_window every
+                                          // eval_stride pixels, their logits averaged where they overlap (mmseg's test_cfg)
+  std::vector<double> eval_window;        // slide: [height, width]; empty: augment.crop_size
+  std::vector<double> eval_stride;        // slide: [height, width]; empty: two thirds of the window (mmseg's 512 / 341)
 };
 
 // timm's RandomErasing, applied on the device after normalisation (data/batch_erasing.h).
@@ -250,6 +259,7 @@ struct TrainSpec {
   EmaSpec ema;
   LossKind loss = LossKind::kCe;     // ce (cross-entropy) | bce (timm's BinaryCrossEntropy, ResNet strikes back)
   double aux_loss_weight = 0.4;      // segmentation models with an auxiliary head: its loss counts this much (mmseg's 0.4)
+  int64_t eval_every = 1;            // evaluate data.val after every N-th epoch, and after the run's last
   std::vector<double> class_weights;  // segmentation: the cross-entropy's weight of each class; empty: 1 each
   double bce_target_threshold = 0;   // bce: soft targets above it become 1, the rest 0 (timm's --bce-target-thresh); 0 = off
 };
@@ -266,6 +276,8 @@ struct OptimSpec {
   bool trust_clip = false;     // lamb, lars: trust ratio clipped at 1 (LARC for lars)
   double trust_coeff = 0.001;  // lars: the trust coefficient
   double layer_decay = 0;      // fine-tuning: layer i of n learns at lr x layer_decay^(n-1-i) (timm's --layer-decay); 0 = off
+  std::map<std::string, double> lr_mult;  // a parameter whose name holds KEY learns at lr x VALUE, e.g. {decode_head: 10}
+                                          // (mmseg's paramwise_cfg custom_keys lr_mult); the largest of several that match
   // sgd, adamw: foreach (torch.optim's multi-tensor path, bit for bit) or fused (ATen's _fused_sgd_ /
   // _fused_adamw_: one kernel per group, equal within float rounding); auto: foreach, torch.optim's
   // default, which the parity tests hold bit for bit (docs/benchmarks.md, "Optimizer kernels")
@@ -273,7 +285,7 @@ struct OptimSpec {
 };
 
 struct ScheduleSpec {
-  ScheduleKind name = ScheduleKind::kCosine;  // cosine | step | constant
+  ScheduleKind name = ScheduleKind::kCosine;  // cosine | step | constant | poly (mmseg's PolyLR: (1 - t/T)^power)
   double warmup_epochs = 0.0;
   double warmup_lr = -1;           // >= 0: warmup rises linearly from this at step 0, as timm's --warmup-lr;
                                    // < 0: cvtrain's ramp lr * (step + 1) / warmup_steps
@@ -285,6 +297,7 @@ struct ScheduleSpec {
                                    // timm adds to --epochs; here they are part of train.epochs)
   std::vector<double> milestones;  // step: epochs at which lr is multiplied by gamma
   double gamma = 0.1;
+  double power = 0.9;  // poly: the exponent (mmseg's 0.9; 1 is linear)
 };
 
 struct DistributedSpec {

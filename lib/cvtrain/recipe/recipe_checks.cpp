@@ -262,6 +262,12 @@ void check_optimizer(const Recipe& r, StrategyKind strategy, const CrossChecks& 
   if (r.optim.layer_decay > 0 && flat_shards)
     check.fail("optim.layer_decay",
                fmt::format("{} updates flat shards that cut across layers; use single or ddp with it", name_of(strategy)));
+  if (!r.optim.lr_mult.empty() && flat_shards)
+    check.fail("optim.lr_mult",
+               fmt::format("{} updates flat shards that cut across modules; use single or ddp with it", name_of(strategy)));
+  for (const auto& [key, mult] : r.optim.lr_mult)
+    if (key.empty() || mult <= 0)
+      check.fail("optim.lr_mult", fmt::format("expected names and multipliers above 0, e.g. {{decode_head: 10}}; got '{}': {}", key, mult));
   const auto& betas = r.optim.betas;
   if (betas.size() != 2 || betas[0] < 0 || betas[0] >= 1 || betas[1] < 0 || betas[1] >= 1)
     check.fail("optim.betas", "expected [beta1, beta2], each in [0, 1)");

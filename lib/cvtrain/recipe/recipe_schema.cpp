@@ -159,6 +159,21 @@ MaybeError convert(const YAML::Node& n, std::map<std::string, std::string>& out)
   return std::nullopt;
 }
 
+// Names to numbers ({decode_head: 10}); null or {} clears what a base recipe set.
+MaybeError convert(const YAML::Node& n, std::map<std::string, double>& out) {
+  out.clear();
+  if (n.IsNull()) return std::nullopt;
+  if (!n.IsMap())
+    return fmt::format("expected a map of names to numbers, e.g. {{decode_head: 10}}, got {}",
+                       n.IsScalar() ? "'" + n.Scalar() + "'" : "a list");
+  for (const auto& item : n) {
+    double value = 0;
+    if (auto e = convert(item.second, value)) return fmt::format("'{}': {}", item.first.Scalar(), *e);
+    out[item.first.Scalar()] = value;
+  }
+  return std::nullopt;
+}
+
 MaybeError convert(const YAML::Node& n, std::vector<std::string>& out) {
   if (n.IsNull()) {  // `data.class_names: null` (or `~`, or nothing) clears a list a base recipe set
     out.clear();
@@ -205,6 +220,11 @@ YAML::Node to_node(const T& value) {
   } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
     YAML::Node node(YAML::NodeType::Map);
     for (const auto& [key, v] : value) node[key] = v;
+    node.SetStyle(YAML::EmitterStyle::Flow);
+    return node;
+  } else if constexpr (std::is_same_v<T, std::map<std::string, double>>) {
+    YAML::Node node(YAML::NodeType::Map);
+    for (const auto& [key, v] : value) node[key] = to_node(v);
     node.SetStyle(YAML::EmitterStyle::Flow);
     return node;
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
@@ -341,6 +361,9 @@ const std::vector<Field>& schema() {
             }),
       field(KEY(data.ignore_index), in_range(0, 255)),
       field(KEY(data.reduce_zero_label)),
+      field(KEY(data.eval_mode)),
+      field(KEY(data.eval_window)),
+      field(KEY(data.eval_stride)),
       field(KEY(augment.hflip)),
       field(KEY(augment.vflip)),
       field(KEY(augment.random_crop_padding), in_range(0, 256)),
@@ -377,6 +400,7 @@ const std::vector<Field>& schema() {
       field(KEY(train.loss)),
       field(KEY(train.bce_target_threshold), in_range(0, 1)),
       field(KEY(train.aux_loss_weight), in_range(0, 10)),
+      field(KEY(train.eval_every), at_least(1)),
       field(KEY(train.class_weights)),
       field(KEY(train.epochs), at_least(1)),
       field(KEY(train.max_steps), at_least(0)),
@@ -402,6 +426,7 @@ const std::vector<Field>& schema() {
       field(KEY(optim.trust_clip)),
       field(KEY(optim.trust_coeff), positive()),
       field(KEY(optim.layer_decay), in_range(0, 1)),
+      field(KEY(optim.lr_mult)),
       field(KEY(optim.implementation)),
       field(KEY(schedule.name)),
       field(KEY(schedule.warmup_epochs), at_least(0)),
@@ -412,6 +437,7 @@ const std::vector<Field>& schema() {
       field(KEY(schedule.cooldown_epochs), at_least(0)),
       field(KEY(schedule.milestones)),
       field(KEY(schedule.gamma), in_range(0, 1)),
+      field(KEY(schedule.power), in_range(0.01, 10)),
       field(KEY(precision)),
       field(KEY(strategy)),
       field(KEY(device)),

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cvtrain/recipe/data_format.h"
@@ -48,9 +49,15 @@ void check_segmentation(const Recipe& r, const KeyFailure& fail) {
   if (r.data.decoder == DecoderKind::kNvjpeg)
     fail("data.decoder", "nvjpeg decodes classification images; segmentation pairs decode on the CPU");
   check_pair(a.crop_size, "augment.crop_size", "[height, width]", true, fail);
+  check_pair(r.data.eval_window, "data.eval_window", "[height, width] of the sliding window", true, fail);
+  check_pair(r.data.eval_stride, "data.eval_stride", "[height, width] between windows", true, fail);
   check_pair(a.scale, "augment.scale", "[long, short] sides to fit images within", true, fail);
   if (a.ratio_range.size() != 2 || a.ratio_range[0] <= 0 || a.ratio_range[0] > a.ratio_range[1])
     fail("augment.ratio_range", "expected [min, max] with 0 < min <= max, e.g. mmseg's [0.5, 2.0]");
+  const SlidingWindow window = sliding_window(r);
+  if (window.stride_height > window.height || window.stride_width > window.width)
+    fail("data.eval_stride", fmt::format("[{}, {}] is wider than the window [{}, {}]: pixels between windows would be left out",
+                                         window.stride_height, window.stride_width, window.height, window.width));
   const auto& w = r.train.class_weights;
   if (!w.empty() && static_cast<int64_t>(w.size()) != r.model.num_classes)
     fail("train.class_weights",
@@ -73,6 +80,9 @@ void check_classification(const Recipe& r, const KeyFailure& fail) {
   const std::vector<std::pair<const char*, bool>> segmentation_only{
       {"data.ignore_index", r.data.ignore_index != d.data.ignore_index},
       {"data.reduce_zero_label", r.data.reduce_zero_label != d.data.reduce_zero_label},
+      {"data.eval_mode", r.data.eval_mode != d.data.eval_mode},
+      {"data.eval_window", !r.data.eval_window.empty()},
+      {"data.eval_stride", !r.data.eval_stride.empty()},
       {"augment.crop_size", !r.augment.crop_size.empty()},
       {"augment.scale", !r.augment.scale.empty()},
       {"augment.ratio_range", r.augment.ratio_range != d.augment.ratio_range},
@@ -105,6 +115,17 @@ std::pair<int64_t, int64_t> crop_size(const Recipe& r) {
   const auto& c = r.augment.crop_size;
   if (c.size() == 2) return {static_cast<int64_t>(c[0]), static_cast<int64_t>(c[1])};
   return {r.model.image_size, r.model.image_size};
+}
+
+SlidingWindow sliding_window(const Recipe& r) {
+  const auto [crop_height, crop_width] = crop_size(r);
+  SlidingWindow w;
+  w.height = r.data.eval_window.size() == 2 ? static_cast<int64_t>(r.data.eval_window[0]) : crop_height;
+  w.width = r.data.eval_window.size() == 2 ? static_cast<int64_t>(r.data.eval_window[1]) : crop_width;
+  // mmseg's 512-pixel windows every 341: two thirds, rounded down.
+  w.stride_height = r.data.eval_stride.size() == 2 ? static_cast<int64_t>(r.data.eval_stride[0]) : std::max<int64_t>(1, w.height * 2 / 3);
+  w.stride_width = r.data.eval_stride.size() == 2 ? static_cast<int64_t>(r.data.eval_stride[1]) : std::max<int64_t>(1, w.width * 2 / 3);
+  return w;
 }
 
 int64_t square_side_of_training_input(const Recipe& r) {

@@ -1,6 +1,8 @@
 // Checkpoint cadence and the best epoch (see checkpoint_policy.h).
 #include "cvtrain/train/checkpoint_policy.h"
 
+#include <algorithm>
+
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
@@ -14,6 +16,8 @@ bool CheckpointCadence::minutes_elapsed(double seconds_since_save) const {
 bool CheckpointCadence::due(int64_t step, bool minutes_elapsed_agreed, bool stop) const {
   return (every_steps_ > 0 && step % every_steps_ == 0) || minutes_elapsed_agreed || stop;
 }
+
+bool evaluation_due(int64_t eval_every, int64_t epoch, bool last) { return last || (epoch + 1) % std::max<int64_t>(1, eval_every) == 0; }
 
 std::optional<double> BestEpoch::score(double main, std::optional<double> main_ema) const {
   switch (metric_) {

@@ -25,6 +25,10 @@ class CheckpointCadence {
   double every_minutes_;
 };
 
+// train.eval_every: whether the epoch that just ended (0-based) is evaluated: every N-th, and the
+// run's last (`last`), so that a run always ends with its figures.
+bool evaluation_due(int64_t eval_every, int64_t epoch, bool last);
+
 // checkpoint.keep_best: which evaluated epoch is the best so far. The higher main score (the task's:
 // top-1 or mIoU; of the weights, or of train.ema's average) wins; a tie keeps the earlier epoch.
 class BestEpoch {

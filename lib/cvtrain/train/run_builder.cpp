@@ -38,6 +38,7 @@
 #include "cvtrain/observe/metrics_log.h"
 #include "cvtrain/observe/provenance.h"
 #include "cvtrain/optim/layer_decay.h"
+#include "cvtrain/optim/lr_mult.h"
 #include "cvtrain/optim/lr_schedule.h"
 #include "cvtrain/optim/optimizer.h"
 #include "cvtrain/parallel/flat_shard.h"
@@ -185,10 +186,11 @@ void choose_micro_batch(PreflightParts& run, const Recipe& recipe) {
   run.loader.batch_size = run.plan.batch.micro;
 }
 
-// optim.layer_decay: each tensor's scale by its parameter's name (single and ddp hand the
-// optimizer the model's own parameters; the recipe refuses the sharding strategies).
-void attach_layer_scales(ParameterGroups& groups, Classifier& model, const Recipe& recipe) {
-  if (!has_layer_grouping(recipe.model.arch))
+// optim.layer_decay and optim.lr_mult: each tensor's learning-rate scale by its parameter's name
+// (single and ddp hand the optimizer the model's own parameters; the recipe refuses the sharding strategies).
+void attach_lr_scales(ParameterGroups& groups, Classifier& model, const Recipe& recipe) {
+  const bool layer_decay = recipe.optim.layer_decay > 0;
+  if (layer_decay && !has_layer_grouping(recipe.model.arch))
     throw RecipeError({fmt::format("{}: model.arch {} has no layer grouping for it (vit_*, convnext_*, resnet*)",
                                    recipe.where("optim.layer_decay"), recipe.model.arch)});
   std::vector<std::string> names;
@@ -197,11 +199,15 @@ void attach_layer_scales(ParameterGroups& groups, Classifier& model, const Recip
     names.push_back(p.key());
     tensors.push_back(p.value());
   }
-  const std::vector<double> scales = layer_decay_scales(names, recipe.model.arch, recipe.optim.layer_decay);
+  std::vector<double> scales = lr_mult_scales(names, recipe.optim.lr_mult);
+  if (layer_decay) {
+    const std::vector<double> decayed = layer_decay_scales(names, recipe.model.arch, recipe.optim.layer_decay);
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] *= decayed[i];
+  }
   const auto scale_of = [&](const at::Tensor& t) {
     for (size_t i = 0; i < tensors.size(); ++i)
       if (tensors[i].is_same(t)) return scales[i];
-    throw Error("optim.layer_decay: the optimizer holds a tensor that is no parameter of the model");
+    throw Error("optim.layer_decay, optim.lr_mult: the optimizer holds a tensor that is no parameter of the model");
   };
   for (const at::Tensor& t : groups.decay) groups.decay_scales.push_back(scale_of(t));
   for (const at::Tensor& t : groups.no_decay) groups.no_decay_scales.push_back(scale_of(t));
@@ -212,7 +218,7 @@ void attach_layer_scales(ParameterGroups& groups, Classifier& model, const Recip
 void build_optimization(TrainingRun& run, const Recipe& recipe) {
   run.strategy = make_strategy(run.plan.strategy, *run.model, *run.comm, recipe.distributed.bucket_mb, recipe.model.sync_bn);
   ParameterGroups groups = run.strategy->optimizer_parameters();
-  if (recipe.optim.layer_decay > 0) attach_layer_scales(groups, *run.model, recipe);
+  if (recipe.optim.layer_decay > 0 || !recipe.optim.lr_mult.empty()) attach_lr_scales(groups, *run.model, recipe);
   OptimSpec planned = recipe.optim;  // the section with the plan's path (auto under train.cuda_graphs is fused)
   planned.implementation = run.plan.optimizer_path;
   run.optimizer = build_optimizer(planned, groups);

@@ -1,6 +1,6 @@
-// Segmentation's loss, batches and evaluation. Evaluation runs each validation image whole (fitted
-// within augment.scale, as mmseg's test pipeline resizes it), resizes the logits back to the mask's
-// size (bilinear, as mmseg's) and counts every labelled pixel once across ranks.
+// Segmentation's loss, batches and evaluation. Evaluation runs each validation image (fitted within
+// augment.scale, as mmseg's test pipeline resizes it) whole or by sliding windows, resizes the
+// logits back to the mask's size (bilinear, as mmseg's) and counts every labelled pixel once across ranks.
 #include "cvtrain/train/segmentation_task.h"
 
 #include <ATen/ATen.h>
@@ -21,6 +21,7 @@
 #include "cvtrain/recipe/task_checks.h"
 #include "cvtrain/train/confusion_matrix.h"
 #include "cvtrain/train/precision.h"
+#include "cvtrain/train/sliding_window.h"
 
 namespace cvtrain {
 namespace {
@@ -36,7 +37,11 @@ const SegmentationDataset& pairs_of(const Dataset& dataset) {
 class SegmentationTask : public Task {
  public:
   explicit SegmentationTask(const Recipe& recipe)
-      : augment_(joint_augment(recipe)), ignore_index_(recipe.data.ignore_index), aux_weight_(recipe.train.aux_loss_weight) {
+      : augment_(joint_augment(recipe)),
+        ignore_index_(recipe.data.ignore_index),
+        aux_weight_(recipe.train.aux_loss_weight),
+        slide_(recipe.data.eval_mode == EvalMode::kSlide),
+        window_(sliding_window(recipe)) {
     if (!recipe.train.class_weights.empty()) class_weights_ = at::tensor(recipe.train.class_weights, at::kFloat);
   }
 
@@ -61,6 +66,8 @@ class SegmentationTask : public Task {
   JointAugment augment_;
   int64_t ignore_index_;
   double aux_weight_;
+  bool slide_;  // data.eval_mode: slide, by window_; else whole images
+  SlidingWindow window_;
   mutable at::Tensor class_weights_;  // moved to the targets' device on first use
 };
 
@@ -81,7 +88,8 @@ EvalResult SegmentationTask::evaluate(Classifier& model, const Dataset& dataset,
     at::Tensor logits;
     {
       AutocastScope autocast(precision, feed.device.type());
-      logits = model.forward(batch->images);
+      const auto forward = [&model](const at::Tensor& images) { return model.forward(images); };
+      logits = slide_ ? slide_logits(forward, batch->images, window_) : forward(batch->images);
     }
     const at::Tensor& truth = batch->targets;
     logits = logits.to(at::kFloat);

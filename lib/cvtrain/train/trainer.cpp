@@ -253,7 +253,7 @@ void Trainer::evaluate_epoch(int64_t epoch, TrainSummary& summary) {
   record.skipped_steps = position_.skipped_steps;
   record.memory = gather_memory_report(run_, rank_);
   profiler_.complete(record);
-  if (run_.data.val) {
+  if (run_.data.val && evaluation_due(recipe_.train.eval_every, epoch, position_.step >= run_.total_steps)) {
     run_.strategy->sync_buffers();
     LoaderOptions eval_loader = run_.loader;
     eval_loader.bad_samples = run_.data.val_bad.get();
