@@ -115,4 +115,6 @@ TEST_CASE("optim.lr_mult needs whole parameters and multipliers above 0", "[reci
              Catch::Contains("optim.lr_mult: zero2 updates flat shards that cut across modules"));
   CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult={classifier: 0}"})), Catch::Contains("multipliers above 0"));
   CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult=[10]"})), Catch::Contains("expected a map of names to numbers"));
+  CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult={classifier:10}"})),
+             Catch::Contains("'classifier:10' has no value: YAML needs a space after the colon, {classifier: 10}"));
 }

@@ -168,7 +168,12 @@ MaybeError convert(const YAML::Node& n, std::map<std::string, double>& out) {
                        n.IsScalar() ? "'" + n.Scalar() + "'" : "a list");
   for (const auto& item : n) {
     double value = 0;
-    if (auto e = convert(item.second, value)) return fmt::format("'{}': {}", item.first.Scalar(), *e);
+    const std::string& name = item.first.Scalar();
+    // YAML reads {decode_head:10} as one key "decode_head:10" without a value: a colon needs a space.
+    if (item.second.IsNull() && name.find(':') != std::string::npos)
+      return fmt::format("'{}' has no value: YAML needs a space after the colon, {{{}: {}}}", name, name.substr(0, name.find(':')),
+                         name.substr(name.find(':') + 1));
+    if (auto e = convert(item.second, value)) return fmt::format("'{}': {}", name, *e);
     out[item.first.Scalar()] = value;
   }
   return std::nullopt;
