@@ -12,12 +12,13 @@ BUILD_DIR=${BUILD_DIR:-build}
 TORCH_VERSION=2.11.0
 TORCHVISION_VERSION=0.26.0  # the release built against TORCH_VERSION; used by benchmarks and reference tests
 TIMM_VERSION=1.0.31         # the reference for the ViT/ConvNeXt parity tests
+TRANSFORMERS_VERSION=5.25.0 # the reference for the SegFormer parity test
 APT_PACKAGES=(g++ cmake ninja-build ccache pkg-config zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev catch2
   libopencv-imgproc-dev libopencv-imgcodecs-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgloo-dev dataset-fashion-mnist
   chromium procps libcurl4-openssl-dev)
 # chromium: the report's test opens it in a real (headless) browser; procps: tests count leftover ranks
 # with pgrep; libcurl: the MLflow tracking client's HTTP
-PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" safetensors numpy pyyaml
+PIP_PACKAGES=("torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION" "timm==$TIMM_VERSION" "transformers==$TRANSFORMERS_VERSION" safetensors numpy pyyaml
   pillow==13.0.0 scikit-image==0.26.0 tensorboard==2.21.0 mlflow==3.17.2
   "nvidia-nvjpeg==13.0.*")  # mlflow: the tracking tests' real server and client; nvjpeg.h for the GPU JPEG decoder, and the libnvjpeg.so.13 gpu_check.sh carries
 
@@ -56,6 +57,7 @@ import numpy, yaml
 assert version("torch").split("+")[0] == "$TORCH_VERSION"
 assert version("torchvision").split("+")[0] == "$TORCHVISION_VERSION"
 assert version("timm") == "$TIMM_VERSION"
+assert version("transformers") == "$TRANSFORMERS_VERSION"
 version("safetensors")
 version("pillow"), version("scikit-image")
 assert version("tensorboard") == "2.21.0"

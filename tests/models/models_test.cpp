@@ -90,6 +90,30 @@ TEST_CASE("DeepLabV3 and FCN match torchvision's parameter counts and names, the
   CHECK(deeplab->forward_outputs(at::randn({1, 3, 48, 40})).size() == 1);
 }
 
+TEST_CASE("SegFormer B0-B2 match transformers' parameter counts and the published checkpoints' names", "[models]") {
+  // transformers.SegformerForSemanticSegmentation(SegformerConfig(num_labels=150, ...)) with
+  // nvidia/mit-b0, -b1 and -b2's configurations: 3.75 M, 13.7 M and 27.5 M, as the paper's table.
+  CHECK(parameter_count(*build_model(spec("segformer_b1", 150, 64), 3)) == 13715798);
+  CHECK(parameter_count(*build_model(spec("segformer_b2", 150, 64), 3)) == 27461974);
+  auto b0 = build_model(spec("segformer_b0", 150, 64), 3);
+  CHECK(parameter_count(*b0) == 3752694);
+  const auto params = b0->named_parameters();
+  for (const char* name :
+       {"segformer.encoder.patch_embeddings.0.proj.weight", "segformer.encoder.patch_embeddings.3.layer_norm.bias",
+        "segformer.encoder.block.0.1.attention.self.sr.weight", "segformer.encoder.block.0.0.attention.self.layer_norm.weight",
+        "segformer.encoder.block.2.1.attention.output.dense.weight", "segformer.encoder.block.3.0.mlp.dwconv.dwconv.bias",
+        "segformer.encoder.layer_norm.3.weight", "decode_head.linear_c.2.proj.weight", "decode_head.linear_fuse.weight",
+        "decode_head.batch_norm.weight", "decode_head.classifier.bias"})
+    CHECK(params.contains(name));
+  CHECK_FALSE(params.contains("segformer.encoder.block.3.0.attention.self.sr.weight"));  // the last stage attends to every token
+  CHECK(b0->named_buffers().contains("decode_head.batch_norm.running_mean"));
+  CHECK(b0->blocks().size() == 8);
+  b0->train();
+  const std::vector<at::Tensor> outputs = b0->forward_outputs(at::randn({2, 3, 72, 40}));
+  REQUIRE(outputs.size() == 1);  // no auxiliary head
+  CHECK(outputs[0].sizes() == at::IntArrayRef({2, 150, 72, 40}));
+}
+
 TEST_CASE("an unknown architecture is a model problem with suggestions, and no factory builds it", "[models]") {
   const auto problems = model_problems(spec("resnet51", 10, 32));
   REQUIRE(problems.size() == 1);

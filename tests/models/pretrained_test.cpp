@@ -130,3 +130,46 @@ TEST_CASE("missing and unexpected keys are listed and an error unless strict is 
   write_safetensors(dir.file("wrong.safetensors"), {{"conv1.weight", at::zeros({3, 3})}});
   CHECK_THROWS_WITH(load_pretrained(*model, dir.file("wrong.safetensors"), false), Catch::Contains("'conv1.weight' has shape [3, 3]"));
 }
+
+TEST_CASE("a segmentation model takes its encoder's ImageNet weights: torchvision's ResNet under backbone., transformers' MiT",
+          "[models]") {
+  TempDir dir;
+  auto resnet = make("resnet18", 1000, 64);  // torchvision's layout: conv1.weight ... fc.bias
+  write_safetensors(dir.file("resnet18.safetensors"), state(*resnet));
+  auto deeplab = make("deeplabv3_resnet18", 5, 64);
+  const PretrainedReport report = load_pretrained(*deeplab, dir.file("resnet18.safetensors"), /*strict=*/true);
+  CHECK(report.encoder_only);
+  CHECK(report.missing.empty());
+  CHECK(report.unexpected.empty());
+  CHECK(report.dropped_head == std::vector<std::string>{"backbone.fc.bias", "backbone.fc.weight"});
+  REQUIRE_FALSE(report.decoder.empty());
+  for (const auto& name : report.decoder) CHECK((name.rfind("classifier.", 0) == 0 || name.rfind("aux_classifier.", 0) == 0));
+  CHECK(at::equal(deeplab->named_parameters()["backbone.layer4.1.conv2.weight"], resnet->named_parameters()["layer4.1.conv2.weight"]));
+  CHECK(at::equal(deeplab->named_buffers()["backbone.bn1.running_var"], resnet->named_buffers()["bn1.running_var"]));
+
+  // A backbone file without one of the encoder's tensors is still refused under strict.
+  NamedTensors partial;
+  for (auto& [name, tensor] : state(*resnet))
+    if (name != "layer2.0.conv1.weight") partial.emplace_back(name, tensor);
+  write_safetensors(dir.file("partial.safetensors"), partial);
+  CHECK_THROWS_WITH(load_pretrained(*make("deeplabv3_resnet18", 5, 64), dir.file("partial.safetensors"), true),
+                    Catch::Contains("backbone.layer2.0.conv1.weight"));
+
+  // transformers' nvidia/mit-b0 file: segformer.encoder.* and an ImageNet classifier.
+  auto source = make("segformer_b0", 5, 64);
+  NamedTensors mit{{"classifier.weight", at::zeros({1000, 256})}, {"classifier.bias", at::zeros({1000})}};
+  for (auto& [name, tensor] : state(*source))
+    if (name.rfind("segformer.", 0) == 0) mit.emplace_back(name, tensor);
+  write_safetensors(dir.file("mit_b0.safetensors"), mit);
+  auto segformer = make("segformer_b0", 150, 64);
+  const PretrainedReport mit_report = load_pretrained(*segformer, dir.file("mit_b0.safetensors"), true);
+  CHECK(mit_report.encoder_only);
+  CHECK(mit_report.dropped_head == std::vector<std::string>{"classifier.bias", "classifier.weight"});
+  for (const auto& name : mit_report.decoder) CHECK(name.rfind("decode_head.", 0) == 0);
+  CHECK(at::equal(segformer->named_parameters()["segformer.encoder.block.3.1.mlp.dwconv.dwconv.weight"],
+                  source->named_parameters()["segformer.encoder.block.3.1.mlp.dwconv.dwconv.weight"]));
+
+  // A whole segmentation model's file is no encoder file.
+  write_safetensors(dir.file("deeplab.safetensors"), state(*deeplab));
+  CHECK_FALSE(load_pretrained(*make("deeplabv3_resnet18", 5, 64), dir.file("deeplab.safetensors"), true).encoder_only);
+}

@@ -2,9 +2,13 @@
 """Parity of cvtrain's models with the Python reference implementations.
 
 torchvision's resnet50, deeplabv3_resnet50 and fcn_resnet50 (with the auxiliary head, at 128
-pixels, 21 classes) and timm's vit_base_patch16_224 / convnext_tiny get weights that look
+pixels, 21 classes), transformers' SegformerForSemanticSegmentation with nvidia/mit-b0's
+configuration (its logits brought from a quarter to the input's size, bilinear, as its loss does)
+and timm's vit_base_patch16_224 / convnext_tiny get weights that look
 trained (non-zero biases, BatchNorm statistics, layer scales), which are saved as safetensors with
-the reference's own key names; cvtrain's model_probe loads that file strictly, runs the same images
+the reference's own key names (for SegFormer those of the published checkpoints, which
+transformers 5 renames as it loads them: the reference is built from that file by
+from_pretrained, which must find every tensor); cvtrain's model_probe loads that file strictly, runs the same images
 in eval mode and then forward + backward in training mode. Logits, every parameter gradient and
 the BatchNorm buffers after the step must match in fp32 on the CPU. Dropout is off on both sides
 (its draws cannot match across two programs); a segmentation model's loss adds its auxiliary
@@ -20,7 +24,9 @@ compared through the logits and gradients it gives.
     check_parity.py --probe ... --arch vit_base_patch16_224 --image-sizes 160 288
 """
 import argparse
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,15 +36,64 @@ from safetensors.torch import load_file, save_file
 
 # Reference name -> cvtrain's model.arch.
 CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "convnext_tiny": "convnext_tiny",
-                "deeplabv3_resnet50": "deeplabv3_resnet50", "fcn_resnet50": "fcn_resnet50"}
-SEGMENTATION = {"deeplabv3_resnet50", "fcn_resnet50"}
+                "deeplabv3_resnet50": "deeplabv3_resnet50", "fcn_resnet50": "fcn_resnet50", "segformer_b0": "segformer_b0"}
+SEGMENTATION = {"deeplabv3_resnet50", "fcn_resnet50", "segformer_b0"}
+# transformers 5's module names -> the published checkpoints' (nvidia/mit-b0), which transformers 4
+# uses as they are and 5 maps back on load (its conversion_mapping.py); a no-op under 4.
+HUB_NAMES = [(r"stages\.(\d+)\.patch_embeddings\.", r"encoder.patch_embeddings.\1."),
+             (r"stages\.(\d+)\.blocks\.", r"encoder.block.\1."), (r"stages\.(\d+)\.layer_norm\.", r"encoder.layer_norm.\1."),
+             (r"attention\.q_proj", "attention.self.query"), (r"attention\.k_proj", "attention.self.key"),
+             (r"attention\.v_proj", "attention.self.value"),
+             (r"attention\.sequence_reduction\.sequence_reduction", "attention.self.sr"),
+             (r"attention\.sequence_reduction\.layer_norm", "attention.self.layer_norm"),
+             (r"attention\.o_proj", "attention.output.dense"), (r"mlp\.fc1", "mlp.dense1"), (r"mlp\.fc2", "mlp.dense2"),
+             (r"layernorm_before", "layer_norm_1"), (r"layernorm_after", "layer_norm_2"),
+             (r"decode_head\.linear_projections", "decode_head.linear_c")]
 LOGITS_TOLERANCE = 1e-4   # absolute, on logits of order 1
 GRAD_TOLERANCE = 1e-4     # relative to the largest gradient of each tensor
+# Some gradients are zero in exact arithmetic: a key bias (softmax does not change when every key
+# moves by the same amount), a bias followed by a linear map and training-mode BatchNorm (the mean
+# subtraction removes it). Both sides then hold rounding noise of their sums, a few fp32 epsilons
+# (1.2e-7) of the terms, which are at most the model's largest gradient; relative to itself that noise
+# differs by 100 %. Such a tensor (the reference's under ZERO_GRADIENT of the model's largest
+# gradient) must be as near zero in cvtrain, which still fails a real gradient where none should be.
+ZERO_GRADIENT = 1e-6
+
+
+def hub_name(name, model):
+    """A transformers model's tensor name as the published checkpoints spell it; others' as they are."""
+    if not type(model).__module__.startswith("transformers"):
+        return name
+    for pattern, replacement in HUB_NAMES:
+        name = re.sub(pattern, replacement, name)
+    return name
+
+
+def segformer_from_file(weights_file, num_classes):
+    """transformers' own loading of a file with the published names: from_pretrained on a folder
+    holding it and nvidia/mit-b0's configuration; every tensor must be found."""
+    import transformers
+    folder = tempfile.mkdtemp()
+    transformers.SegformerConfig(num_labels=num_classes, drop_path_rate=0.0).save_pretrained(folder)
+    os.symlink(os.path.abspath(weights_file), os.path.join(folder, "model.safetensors"))
+    model, info = transformers.SegformerForSemanticSegmentation.from_pretrained(folder, output_loading_info=True)
+    problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
+    if problems:
+        sys.exit(f"transformers did not load every tensor of {weights_file}: {problems}")
+    return model
 
 
 def reference_model(arch, num_classes, weights_file=None, image_size=None):
     """The reference model; with weights_file, loaded the way each library documents it (timm's at
     `image_size`, when given)."""
+    if arch == "segformer_b0":
+        import transformers
+        model = (segformer_from_file(weights_file, num_classes) if weights_file else
+                 transformers.SegformerForSemanticSegmentation(transformers.SegformerConfig(num_labels=num_classes, drop_path_rate=0.0)))
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+        return model
     if arch == "resnet50" or arch in SEGMENTATION:
         import torchvision
         if arch in SEGMENTATION:
@@ -80,26 +135,35 @@ def make_trained_looking(model, seed):
         # Keep the logits of order 1 so an absolute tolerance means something.
         if hasattr(model, "aux_classifier"):
             heads = [model.classifier[-1], model.aux_classifier[-1]]
+        elif hasattr(model, "decode_head"):
+            heads = [model.decode_head.classifier]
         else:
             heads = [model.fc if hasattr(model, "fc") else model.head if hasattr(model.head, "weight") else model.head.fc]
         for head in heads:
             head.weight.mul_(0.1)
 
 
+def outputs_of(model, images):
+    out = model(images)
+    if hasattr(out, "logits"):  # transformers: logits at a quarter of the input's size
+        return torch.nn.functional.interpolate(out.logits, size=images.shape[-2:], mode="bilinear", align_corners=False)
+    return out
+
+
 def run_reference(model, images, loss_weights):
     model.eval()
     with torch.no_grad():
-        eval_out = model(images)
+        eval_out = outputs_of(model, images)
     model.train()
-    train_out = model(images)
+    train_out = outputs_of(model, images)
     if isinstance(train_out, dict):  # torchvision's segmentation models: "out", and "aux" from the auxiliary head
         (train_out["out"] * loss_weights + train_out["aux"] * loss_weights).sum().backward()
         out = {"eval_logits": eval_out["out"], "train_logits": train_out["out"].detach(), "train_aux_logits": train_out["aux"].detach()}
     else:
         (train_out * loss_weights).sum().backward()
         out = {"eval_logits": eval_out, "train_logits": train_out.detach()}
-    out.update({"grad/" + n: p.grad for n, p in model.named_parameters()})
-    out.update({"buffer/" + n: b for n, b in model.named_buffers()})
+    out.update({"grad/" + hub_name(n, model): p.grad for n, p in model.named_parameters()})
+    out.update({"buffer/" + hub_name(n, model): b for n, b in model.named_buffers()})
     return out
 
 
@@ -118,6 +182,9 @@ def compare(reference, cvtrain, label):
     if missing:
         failures.append(f"tensors on one side only: {missing[:8]}")
     worst_grad, worst_grad_name = 0.0, ""
+    gradients = [reference[n].abs().max().item() for n in reference if n.startswith("grad/") and reference[n].numel()]
+    zero_level = ZERO_GRADIENT * max(gradients, default=0.0)
+    zeros = 0
     for name in sorted(set(reference) & set(cvtrain)):
         ref, got = reference[name].double(), cvtrain[name].double()
         if ref.shape != got.shape:
@@ -128,6 +195,11 @@ def compare(reference, cvtrain, label):
             print(f"{label} {name}: max |difference| {diff:.2e} (largest logit {ref.abs().max().item():.2f})")
             if diff > LOGITS_TOLERANCE:
                 failures.append(f"{name}: max difference {diff:.3e} > {LOGITS_TOLERANCE}")
+        elif name.startswith("grad/") and ref.numel() and ref.abs().max().item() <= zero_level:
+            zeros += 1
+            if got.abs().max().item() > zero_level:
+                failures.append(f"{name}: {got.abs().max().item():.3e} where the reference is zero up to rounding "
+                                f"(under {zero_level:.1e})")
         else:
             relative = diff / max(ref.abs().max().item(), 1e-12)
             if name.startswith("grad/") and relative > worst_grad:
@@ -135,7 +207,8 @@ def compare(reference, cvtrain, label):
             if relative > GRAD_TOLERANCE:
                 failures.append(f"{name}: max relative difference {relative:.3e} > {GRAD_TOLERANCE}")
     count = sum(1 for n in reference if n.startswith("grad/"))
-    print(f"{label} gradients: {count} tensors, largest relative difference {worst_grad:.2e} ({worst_grad_name})")
+    print(f"{label} gradients: {count} tensors, largest relative difference {worst_grad:.2e} ({worst_grad_name})"
+          + (f"; {zeros} zero up to rounding on both sides" if zeros else ""))
     return failures
 
 
@@ -158,7 +231,9 @@ def saved_reference(args, folder):
     model = reference_model(args.arch, classes_of(args))
     make_trained_looking(model, args.seed)
     weights = os.path.join(folder, "weights.safetensors")
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights)
+    save_file({hub_name(k, model): v.contiguous() for k, v in model.state_dict().items()}, weights)
+    if args.arch == "segformer_b0":  # the reference as transformers loads the published names
+        model = reference_model(args.arch, classes_of(args), weights)
     return model, weights
 
 

@@ -15,6 +15,7 @@ ArchTraits segmentation(const std::string& name, const char* family, KeyNames ke
   arch.per_pixel = true;
   return arch;
 }
+ArchTraits segformer(const std::string& name) { return segmentation(name, "SegFormers", KeyNames::kTransformers); }
 ArchTraits convnext(const std::string& name) { return ArchTraits{name, "ConvNeXts", false, true, true, 0, KeyNames::kTimm}; }
 
 // The families that have a switch, for "only ResNets have it": in table order, each once.
@@ -45,6 +46,9 @@ const std::vector<ArchTraits>& architectures() {
       resnet("resnet18"),
       resnet("resnet34"),
       resnet("resnet50"),
+      segformer("segformer_b0"),
+      segformer("segformer_b1"),
+      segformer("segformer_b2"),
       {"small_cnn", "small CNNs"},
       vit("vit_base_patch16"),
       vit("vit_large_patch16"),
@@ -61,6 +65,7 @@ const ArchTraits* arch_traits(const std::string& name) {
 }
 
 std::string reference_model_name(const ArchTraits& arch) {
+  if (arch.keys == KeyNames::kTransformers) return "nvidia/mit-" + arch.name.substr(arch.name.rfind('_') + 1);  // segformer_b0
   return arch.keys == KeyNames::kTimm && arch.patch > 0 ? arch.name + "_224" : arch.name;
 }
 
@@ -70,6 +75,8 @@ std::string reference_model(const ArchTraits& arch) {
       return "torchvision " + reference_model_name(arch);
     case KeyNames::kTimm:
       return "timm " + reference_model_name(arch);
+    case KeyNames::kTransformers:
+      return "transformers " + reference_model_name(arch);
     case KeyNames::kCvtrain:
       break;
   }
@@ -90,7 +97,7 @@ std::string architecture_table() {
   }
   return table +
          "Every model also takes num_classes, image_size, in_channels, sync_bn, pretrained and pretrained_strict.\n"
-         "Weights named as torchvision's or timm's load into that library as they are (cvtrain export),\n"
+         "Weights named as torchvision's, timm's or transformers' load into that library as they are (cvtrain export),\n"
          "and model.pretrained takes theirs.\n";
 }
 

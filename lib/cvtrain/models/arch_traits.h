@@ -11,7 +11,7 @@
 
 namespace cvtrain {
 
-enum class KeyNames { kCvtrain, kTorchvision, kTimm };  // whose state-dict names the weights use
+enum class KeyNames { kCvtrain, kTorchvision, kTimm, kTransformers };  // whose state-dict names the weights use
 
 struct ArchTraits {
   std::string name;              // model.arch
@@ -31,7 +31,8 @@ const ArchTraits* arch_traits(const std::string& name);
 std::vector<std::string> model_names();
 
 // The model whose state-dict names the weights use: "torchvision resnet50", "timm
-// vit_base_patch16_224" (timm names its ViTs after the 224-pixel input), "cvtrain's own".
+// vit_base_patch16_224" (timm names its ViTs after the 224-pixel input), "transformers nvidia/mit-b0"
+// (the Hugging Face checkpoint whose SegFormer configuration it has), "cvtrain's own".
 std::string reference_model(const ArchTraits& arch);
 // The timm or torchvision name alone ("vit_base_patch16_224"); the arch's own for cvtrain's.
 std::string reference_model_name(const ArchTraits& arch);

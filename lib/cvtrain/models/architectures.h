@@ -18,6 +18,8 @@ std::shared_ptr<Classifier> make_resnet(int depth, const ModelSpec& spec, int64_
 // head on layer3); depth 18 and 34 are cvtrain's own small variants of the same layout.
 enum class SegmentationHead { kDeepLabV3, kFcn };
 std::shared_ptr<Classifier> make_resnet_segmentation(SegmentationHead head, int depth, const ModelSpec& spec, int64_t in_channels);
+// SegFormer with the MiT encoder, variant b0, b1 or b2 (the published Hugging Face checkpoints' names).
+std::shared_ptr<Classifier> make_segformer(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 // variant: tiny or small (timm layout and parameter names).
 std::shared_ptr<Classifier> make_convnext(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 // variant: tiny, small, base or large, patch 16 (timm layout and parameter names).

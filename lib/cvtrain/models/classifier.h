@@ -29,6 +29,9 @@ class Classifier : public torch::nn::Module {
   // Every output the loss weighs, the main one (forward's) first: a segmentation model's auxiliary
   // head adds its logits in training.
   virtual std::vector<at::Tensor> forward_outputs(const at::Tensor& images) { return {forward(images)}; }
+  // Where a segmentation model's encoder sits in its names ("backbone.", "segformer."): ImageNet
+  // weights of the bare backbone load under it (models/pretrained.h). Empty for classifiers.
+  virtual std::string encoder_prefix() const { return {}; }
   // Convolutional models run faster on channels_last (NHWC) inputs and weights.
   virtual bool is_convolutional() const { return false; }
   // The residual blocks in forward order; empty for models without them.

@@ -47,6 +47,41 @@ at::Tensor resize_position_embedding(const at::Tensor& source, const at::Tensor&
   return at::cat({source.narrow(1, 0, 1).to(at::kFloat), resized.permute({0, 2, 3, 1}).reshape({1, m * m, width})}, 1);
 }
 
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+// The ImageNet classifier of a bare backbone's file: torchvision's "fc.", transformers' "classifier."
+// (after the encoder prefix was added, "backbone.fc.").
+bool is_backbone_head(const std::string& name, const std::string& prefix) {
+  return starts_with(name, prefix + "fc.") || starts_with(name, "classifier.") || starts_with(name, "head.");
+}
+
+// A segmentation model's encoder weights alone: every file tensor that names one of the model's
+// lies under the encoder prefix. torchvision's backbone files name no prefix: it is added when
+// none of their names is the model's as they are but some are under the prefix.
+bool adopt_encoder_file(std::map<std::string, at::Tensor>& saved, const std::vector<std::pair<std::string, at::Tensor>>& targets,
+                        const std::string& prefix) {
+  if (prefix.empty() || saved.empty()) return false;
+  std::map<std::string, bool> model_names;
+  for (const auto& [name, tensor] : targets) model_names[name] = true;
+  const auto matches = [&](const std::string& name) { return model_names.count(name) > 0; };
+  bool any_direct = false, any_prefixed = false;
+  for (const auto& [name, tensor] : saved) {
+    any_direct = any_direct || matches(name);
+    any_prefixed = any_prefixed || matches(prefix + name);
+  }
+  if (!any_direct && any_prefixed) {
+    std::map<std::string, at::Tensor> renamed;
+    for (auto& [name, tensor] : saved) renamed.emplace(prefix + name, tensor);
+    saved.swap(renamed);
+  }
+  bool any_encoder = false;
+  for (const auto& [name, tensor] : saved) {
+    if (matches(name) && !starts_with(name, prefix)) return false;  // the file has decoder tensors: a whole model
+    any_encoder = any_encoder || matches(name);
+  }
+  return any_encoder;
+}
+
 }  // namespace
 
 PretrainedReport load_pretrained(Classifier& model, const std::string& file, bool strict) {
@@ -58,10 +93,12 @@ PretrainedReport load_pretrained(Classifier& model, const std::string& file, boo
   for (const auto& item : model.named_parameters(true)) targets.emplace_back(item.key(), item.value());
   const std::string last_parameter = targets.empty() ? std::string() : targets.back().first;
   for (const auto& item : model.named_buffers(true)) targets.emplace_back(item.key(), item.value());
+  const std::string encoder = model.encoder_prefix();
+  report.encoder_only = adopt_encoder_file(saved, targets, encoder);
   for (auto& [name, target] : targets) {
     const auto it = saved.find(name);
     if (it == saved.end()) {
-      report.missing.push_back(name);
+      (report.encoder_only && !starts_with(name, encoder) ? report.decoder : report.missing).push_back(name);
       continue;
     }
     at::Tensor source = it->second;
@@ -79,7 +116,8 @@ PretrainedReport load_pretrained(Classifier& model, const std::string& file, boo
     }
     target.copy_(source);
   }
-  for (const auto& [name, tensor] : saved) report.unexpected.push_back(name);
+  for (const auto& [name, tensor] : saved)
+    (report.encoder_only && is_backbone_head(name, encoder) ? report.dropped_head : report.unexpected).push_back(name);
   if (strict && (!report.missing.empty() || !report.unexpected.empty()))
     throw Error(fmt::format("{}: does not match the model (model.pretrained_strict: false loads it anyway); missing: {}; "
                             "unexpected: {}",

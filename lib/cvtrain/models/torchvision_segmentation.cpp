@@ -83,6 +83,7 @@ class ResNetSegmentation : public Classifier {
   }
 
   bool is_convolutional() const override { return true; }
+  std::string encoder_prefix() const override { return "backbone."; }
   at::Tensor forward(const at::Tensor& images) override { return outputs(images, false).front(); }
   std::vector<at::Tensor> forward_outputs(const at::Tensor& images) override { return outputs(images, is_training()); }
 

@@ -51,6 +51,24 @@ std::map<std::string, std::string> export_metadata(ExportResult& result) {
   return metadata;
 }
 
+// transformers 5 renames the published SegFormer names as from_pretrained reads them (load_state_dict
+// would not): the file goes into a folder as model.safetensors beside the configuration.
+std::string transformers_hint(const ExportResult& r, const std::string& out) {
+  const std::string variant = r.arch.substr(r.arch.rfind('_') + 1);
+  std::string sizes;
+  if (variant != "b0") sizes += ", hidden_sizes=[64, 128, 320, 512]";
+  if (variant == "b2") sizes += ", depths=[3, 4, 6, 3], decoder_hidden_size=768";
+  if (r.in_channels != 3) sizes += fmt::format(", num_channels={}", r.in_channels);
+  const fs::path path(out);
+  const std::string folder = path.parent_path().empty() ? "." : path.parent_path().string();
+  const std::string rename =
+      path.filename() == "model.safetensors" ? "" : fmt::format("# transformers reads {}/model.safetensors: rename {} so\n", folder, out);
+  return fmt::format(
+      "{}import transformers\ntransformers.SegformerConfig(num_labels={}{}).save_pretrained('{}')\n"
+      "model = transformers.SegformerForSemanticSegmentation.from_pretrained('{}')",
+      rename, r.num_classes, sizes, folder, folder);
+}
+
 }  // namespace
 
 ExportResult export_weights(const std::string& source, const std::string& out, const std::string& dtype, bool ema) {
@@ -107,6 +125,7 @@ std::string loading_hint(const ExportResult& r, const std::string& out) {
         "model.load_state_dict(safetensors.torch.load_file('{}'))",
         r.arch, classes, out);
   }
+  if (keys == KeyNames::kTransformers) return transformers_hint(r, out);
   if (keys == KeyNames::kTimm) {
     const bool vit = traits->patch > 0;
     const std::string timm_name = reference_model_name(*traits);

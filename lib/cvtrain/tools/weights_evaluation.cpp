@@ -50,6 +50,9 @@ void load_for_evaluation(Classifier& model, const std::string& file, const Recip
                     "model.arch {}, model.num_classes {})",
                     e.what(), recipe.model.arch, recipe.model.num_classes));
   }
+  if (report.encoder_only)
+    throw Error(fmt::format("{}: holds {}'s encoder only (ImageNet weights to start training from), no trained decoder to evaluate", file,
+                            recipe.model.arch));
   if (!report.reinitialised.empty())
     throw Error(
         fmt::format("{}: its classifier head ({}) does not have model.num_classes {} outputs; set model.num_classes to "

@@ -130,6 +130,9 @@ void log_pretrained(const ModelSpec& spec, const PretrainedReport& report) {
                 ? ""
                 : "; new head for " + std::to_string(spec.num_classes) + " classes: " + join(report.reinitialised, ", "),
             report.position_embedding_resized ? "; position embedding interpolated to the new image size" : "");
+  if (report.encoder_only)
+    log::info("{} holds the encoder alone: its classifier ({}) dropped, the decoder's {} tensors start from their initialisation",
+              spec.pretrained, report.dropped_head.empty() ? "none" : join(report.dropped_head, ", "), report.decoder.size());
   if (!report.missing.empty()) log::warn("not in {} (left as initialised): {}", spec.pretrained, join(report.missing, ", "));
   if (!report.unexpected.empty()) log::warn("in {} but not in the model (ignored): {}", spec.pretrained, join(report.unexpected, ", "));
 }
