@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/models/safetensors.h"
 #include "cvtrain/tools/export.h"
+#include "cvtrain/tools/mask_prediction.h"
 #include "cvtrain/tools/prediction.h"
 #include "cvtrain/tools/weights_evaluation.h"
 #include "cvtrain/train/checkpoint.h"
@@ -191,10 +193,38 @@ Recipe prediction_recipe(PredictArgs& args) {
 
 constexpr size_t kLinesPrinted = 20;
 
+// 0, or 1 with an error that names the first file that could not be read (beyond the lines printed,
+// it would otherwise be named only in the file written).
+template <class Report, class LineOf>
+int exit_for_unreadable(const Report& report, const std::string& written, LineOf line_of) {
+  if (report.unreadable() == 0) return 0;
+  const auto first = std::find_if(report.images.begin(), report.images.end(), [](const auto& image) { return !image.error.empty(); });
+  log::error("{} of {} file(s) could not be read, the first {}; their rows in {} say why", report.unreadable(), report.images.size(),
+             line_of(*first, report.class_names), written);
+  return kExitRuntimeError;
+}
+
+// A segmentation model's masks: two PNGs per file in the folder (--out, default OUTPUT/predictions)
+// and predictions.csv there.
+int run_predict_masks(const PredictArgs& args, const Recipe& recipe) {
+  const std::string folder = args.out.empty() ? (std::filesystem::path(recipe.output) / "predictions").string() : args.out;
+  const MaskPredictionReport report = predict_masks(recipe, args.request, folder);
+  const std::string csv = (std::filesystem::path(folder) / "predictions.csv").string();
+  write_result(csv, mask_predictions_csv(report));
+  for (size_t i = 0; i < report.images.size() && i < kLinesPrinted; ++i)
+    std::printf("%s\n", mask_prediction_line(report.images[i], report.class_names).c_str());
+  if (report.images.size() > kLinesPrinted) std::printf("... %zu more in %s\n", report.images.size() - kLinesPrinted, csv.c_str());
+  log::info("{} mask(s) of {} file(s) in {:.1f} s, weights {}{}; class names from {}; ids and colours in {}, class shares in {}",
+            static_cast<int64_t>(report.images.size()) - report.unreadable(), report.images.size(), report.seconds, report.weights_file,
+            report.checkpoint_step >= 0 ? fmt::format(" (step {})", report.checkpoint_step) : "", report.class_names_from, folder, csv);
+  return exit_for_unreadable(report, csv, mask_prediction_line);
+}
+
 int run_predict(PredictArgs& args) {
   split_inputs_and_overrides(args);
   if (args.request.inputs.empty()) throw RecipeError({"cvtrain predict: name the image files or folders to predict"});
   const Recipe recipe = prediction_recipe(args);
+  if (recipe.task == TaskKind::kSegmentation) return run_predict_masks(args, recipe);
   const PredictionReport report = predict_images(recipe, args.request);
   const std::string out = args.out.empty() ? (std::filesystem::path(recipe.output) / "predictions.csv").string() : args.out;
   const bool jsonl = std::filesystem::path(out).extension() == ".jsonl";
@@ -206,9 +236,7 @@ int run_predict(PredictArgs& args) {
   log::info("{} image(s) in {:.1f} s ({:.0f} images/s), weights {}{}; class names from {}; written to {}", report.images.size(),
             report.seconds, report.seconds > 0 ? n / report.seconds : 0.0, report.weights_file,
             report.checkpoint_step >= 0 ? fmt::format(" (step {})", report.checkpoint_step) : "", report.class_names_from, out);
-  if (report.unreadable() == 0) return 0;
-  log::error("{} of {} file(s) could not be read; their rows in {} say why", report.unreadable(), report.images.size(), out);
-  return kExitRuntimeError;
+  return exit_for_unreadable(report, out, prediction_line);
 }
 
 Command add_predict_command(CLI::App& app) {
@@ -220,6 +248,9 @@ Command add_predict_command(CLI::App& app) {
                          "as cvtrain eval sees data.val. A checkpoint brings its recipe; folders are read at any depth. Prints the\n"
                          "first files' classes and writes every file's to OUTPUT/predictions.csv (or --out; .jsonl for JSON lines).\n"
                          "An unreadable file gets a row saying why, the others go on, and the exit code is 1.\n"
+                         "A segmentation model (task: segmentation) writes each file's mask at the file's size instead, as label ids\n"
+                         "(NAME.png) and in colour (NAME_colour.png), into OUTPUT/predictions (or --out), with each class's share\n"
+                         "of the pixels in predictions.csv there.\n"
                          "  cvtrain predict --checkpoint runs/quickstart photos/ shoe.png");
   cmd->add_option("--recipe,-r", args->recipe.recipe,
                   "YAML recipe (default: the checkpoint's own, or the one a file cvtrain export wrote carries)")
@@ -241,7 +272,9 @@ Command add_predict_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--batch", args->request.weights.batch, "Images per forward pass (default: train.micro_batch, 64 when auto)")
       ->check(CLI::Range(1, 65536));
-  cmd->add_option("--out,-o", args->out, "The CSV file, or a .jsonl file (default: OUTPUT/predictions.csv)");
+  cmd->add_option(
+      "--out,-o", args->out,
+      "The CSV file, or a .jsonl file (default: OUTPUT/predictions.csv); for masks, their folder (default: OUTPUT/predictions)");
   cmd->add_option("inputs", args->arguments, "Image files and folders, and KEY=VALUE recipe overrides")->required();
   return {cmd, [args] { return run_predict(*args); }};
 }

@@ -109,6 +109,81 @@ TEST_CASE("segmentation trains on the shapes set to mIoU 0.8 in CPU minutes, and
   REQUIRE(miou_of(dir.file("one.json")).size() == 1);
   CHECK(miou_of(dir.file("one.json")) == miou_of(dir.file("two.json")));
   CHECK(std::abs(miou_of(dir.file("one.json"))[0] - miou) < 1e-4);  // the last epoch's evaluation, printed to 4 places
+
+  // predict writes each validation image's mask at its size; against the true masks the pixels it
+  // gets right are the evaluation's pixel accuracy (the same fitting, logits and resize). A file
+  // that is no image gets its row and exit 1, the others go on.
+  dir.write("broken.jpg", "not a jpeg");
+  const auto predicted = run_cvtrain("predict --checkpoint " + dir.file("run/checkpoints/step-00000256") + " " + shapes +
+                                         "/JPEGImages/val_*.jpg " + dir.file("broken.jpg") + " --out " + dir.file("masks"),
+                                     dir);
+  INFO(predicted.output);
+  CHECK(predicted.exit_code == 1);
+  CHECK_THAT(predicted.output,
+             Catch::Contains("128 mask(s) of 129 file(s)") &&
+                 Catch::Contains("1 of 129 file(s) could not be read, the first " + dir.file("broken.jpg") + ": unreadable (") &&
+                 Catch::Contains(dir.file("masks/val_00000.png") + "; background "));
+  const std::string csv = cvtrain::testing::read_text(dir.file("masks/predictions.csv"));
+  CHECK(csv.rfind("path,labels,colour,width,height,background,disc,square,triangle,error\n", 0) == 0);
+  const auto compared = cvtrain::testing::run_shell(std::string(CVTRAIN_VENV_PYTHON) + " - " + dir.file("masks") + " " + shapes + R"( <<'PY'
+import glob, os, sys
+import numpy as np
+from PIL import Image
+masks, shapes = sys.argv[1:]
+hit = total = 0
+for path in sorted(glob.glob(masks + "/val_*.png")):
+    if path.endswith("_colour.png"):
+        continue
+    name = os.path.basename(path)
+    predicted = Image.open(path)
+    colour = Image.open(path[:-4] + "_colour.png")
+    truth = np.array(Image.open(shapes + "/SegmentationClass/" + name))
+    assert predicted.mode == "L" and colour.mode == "P" and predicted.size == colour.size == (truth.shape[1], truth.shape[0]), name
+    ids = np.array(predicted)
+    assert (np.array(colour) == ids).all() and ids.max() < 4, name
+    labelled = truth != 255
+    hit += int((ids[labelled] == truth[labelled]).sum())
+    total += int(labelled.sum())
+print("pixel accuracy of the predicted masks: %.6f" % (hit / total))
+PY
+)",
+                                                    dir);
+  INFO(compared.output);
+  REQUIRE(compared.exit_code == 0);
+  const double pixel_acc = cvtrain::testing::numbers_after(cvtrain::testing::read_text(dir.file("one.json")), "pixel_acc").at(0);
+  CHECK(std::abs(last_number_after(compared.output, "predicted masks: ") - pixel_acc) < 1e-5);
+}
+
+TEST_CASE("data preview draws segmentation crops beside their masks laid over them in the palette's colours", "[e2e][venv]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 16, 2, 64);
+  const auto preview =
+      run_cvtrain("data preview " + shapes_run(shapes, dir.file("run")) + " --count 4 --out " + dir.file("pairs.png"), dir);
+  INFO(preview.output);
+  REQUIRE(preview.exit_code == 0);
+  CHECK_THAT(preview.output, Catch::Contains("4 training samples of epoch 0"));
+  // 64-pixel crops drawn at 128 (twice, nearest), two pairs a row: the overlay tile minus half the
+  // image tile is half a VOC palette colour at every labelled pixel; padding (ignore_index) is dimmed.
+  const auto checked = cvtrain::testing::run_shell(std::string(CVTRAIN_VENV_PYTHON) + " - " + dir.file("pairs.png") + R"( <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+grid = np.array(Image.open(sys.argv[1])).astype(float)
+print("size", grid.shape)
+assert grid.shape == (300, 540, 3), grid.shape
+image, overlay = grid[4:132, 4:132], grid[4:132, 136:264]
+colours = np.rint(2 * overlay - image)
+voc = np.array([[0, 0, 0], [128, 0, 0], [0, 128, 0], [128, 128, 0]])
+distances = np.abs(colours[:, :, None, :] - voc[None, None]).max(-1)
+padding = np.abs(overlay - np.rint(0.35 * image)).max(-1) <= 1  # ignore_index where the crop was padded: dimmed
+print("largest distance to a class colour", np.where(padding, 0, distances.min(-1)).max())
+assert (padding | (distances.min(-1) <= 2)).all()
+assert len(np.unique(distances.argmin(-1)[~padding])) >= 2
+PY
+)",
+                                                   dir);
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
 }
 
 TEST_CASE("a segmentation run stopped after an epoch resumes to the same weights, bit for bit", "[e2e][venv]") {
@@ -143,4 +218,29 @@ TEST_CASE("a training mask with an id that is no class stops the run naming the 
   INFO(run.output);
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.output, Catch::Contains("train_00002.png: label id 9 (at x 0, y 0, 1024 pixels) is not a class: model.num_classes is 4"));
+}
+
+TEST_CASE("a SegFormer run exports weights that transformers' from_pretrained loads and computes alike", "[e2e][venv]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 8, 4, 64);
+  const auto run = run_cvtrain(shapes_run(shapes, dir.file("run"),
+                                          "model.arch=segformer_b0 train.max_steps=1 train.epochs=1 train.global_batch=4 "
+                                          "'optim.lr_mult={decode_head: 10}'"),
+                               dir);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  std::filesystem::create_directories(dir.file("exported"));
+  const auto exported = run_cvtrain("export " + dir.file("run") + " --out " + dir.file("exported/model.safetensors"), dir);
+  INFO(exported.output);
+  REQUIRE(exported.exit_code == 0);
+  CHECK_THAT(exported.output,
+             Catch::Contains("transformers.SegformerConfig(num_labels=4).save_pretrained('" + dir.file("exported") + "')") &&
+                 Catch::Contains("SegformerForSemanticSegmentation.from_pretrained('" + dir.file("exported") + "')"));
+  const auto parity = cvtrain::testing::run_shell(
+      std::string(CVTRAIN_VENV_PYTHON) + " " + CVTRAIN_SOURCE_DIR + "/tests/parity/check_parity.py --probe " + CVTRAIN_MODEL_PROBE +
+          " --arch segformer_b0 --num-classes 4 --exported " + dir.file("exported/model.safetensors"),
+      dir);
+  INFO(parity.output);
+  CHECK(parity.exit_code == 0);
+  CHECK_THAT(parity.output, Catch::Contains("segformer_b0 (exported) gradients"));
 }

@@ -60,6 +60,16 @@ ImageSize evaluation_size(ImageSize source, const JointAugment& augment) {
   return augment.scale_long > 0 ? rescaled_size(source, augment.scale_long, augment.scale_short, 1.0) : source;
 }
 
+void write_fitted(const Image& image, ImageSize fitted, uint8_t* out) {
+  if (fitted.width == image.width && fitted.height == image.height) {
+    std::copy(image.pixels.begin(), image.pixels.end(), out);
+    return;
+  }
+  const ResampleAxis x = resample_axis(ResizeFilter::kBilinear, image.width, fitted.width, 0, fitted.width);
+  const ResampleAxis y = resample_axis(ResizeFilter::kBilinear, image.height, fitted.height, 0, fitted.height);
+  resample(image, 0, 0, x, y, out);
+}
+
 Batch SegmentationBatches::make_evaluation(const std::vector<int64_t>& order, int64_t first, int64_t count) {
   Batch batch;
   for (int64_t i = 0; i < count; ++i) {
@@ -73,14 +83,7 @@ Batch SegmentationBatches::make_evaluation(const std::vector<int64_t>& order, in
       throw Error(fmt::format("{}: evaluation batches hold images of one size, and this one is {}x{}", dataset_.image_path(index),
                               mask.width, mask.height));
     }
-    uint8_t* out = batch.images[i].data_ptr<uint8_t>();
-    if (fitted.width == image.width && fitted.height == image.height) {
-      std::copy(image.pixels.begin(), image.pixels.end(), out);
-    } else {
-      const ResampleAxis x = resample_axis(ResizeFilter::kBilinear, image.width, fitted.width, 0, fitted.width);
-      const ResampleAxis y = resample_axis(ResizeFilter::kBilinear, image.height, fitted.height, 0, fitted.height);
-      resample(image, 0, 0, x, y, out);
-    }
+    write_fitted(image, fitted, batch.images[i].data_ptr<uint8_t>());
     std::copy(mask.ids.begin(), mask.ids.end(), batch.targets[i].data_ptr<uint8_t>());
   }
   batch.first_sample = count > 0 ? order[static_cast<size_t>(first)] : 0;

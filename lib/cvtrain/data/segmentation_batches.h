@@ -38,5 +38,8 @@ class SegmentationBatches : public BatchMaker {
 
 // An evaluation image's size after fitting within `augment`'s scale (as is without one).
 ImageSize evaluation_size(ImageSize source, const JointAugment& augment);
+// `image` resized to `fitted` (Pillow's bilinear, antialiased when it shrinks; copied when equal)
+// into `out`, fitted.height x fitted.width x channels bytes.
+void write_fitted(const Image& image, ImageSize fitted, uint8_t* out);
 
 }  // namespace cvtrain

@@ -237,6 +237,11 @@ std::vector<Colour> layout_palette(SegmentationLayout layout) {
   return {};
 }
 
+std::vector<Colour> drawing_palette(SegmentationLayout layout, int64_t num_classes) {
+  std::vector<Colour> palette = layout_palette(layout);
+  return static_cast<int64_t>(palette.size()) >= num_classes ? palette : voc_palette();
+}
+
 SegmentationDataset::SegmentationDataset(const std::string& path, SegmentationLayout layout, MaskCoding coding, int64_t limit,
                                          const std::string& root)
     : layout_(layout), coding_(std::move(coding)), pairs_(list_segmentation_pairs(path, layout, root)) {

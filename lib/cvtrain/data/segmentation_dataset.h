@@ -42,6 +42,9 @@ SegmentationPairs list_segmentation_pairs(const std::string& path, SegmentationL
 // and lists: data.class_names and data.palette say them).
 std::vector<std::string> layout_class_names(SegmentationLayout layout);
 std::vector<Colour> layout_palette(SegmentationLayout layout);
+// The colours predicted masks and previews are drawn in: the layout's where it has one for every
+// class, else VOC's 256 (which lists use too).
+std::vector<Colour> drawing_palette(SegmentationLayout layout, int64_t num_classes);
 
 // A Dataset whose samples are the pairs' images (read, describe, channels), with their masks
 // beside them. It has no labels: label() is an Error, so no classification path can take it.

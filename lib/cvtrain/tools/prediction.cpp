@@ -139,17 +139,16 @@ void predict_batches(InferenceParts& run, const Recipe& recipe, const Dataset& f
   }
 }
 
-// RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
+const std::string& name_of_label(const std::vector<std::string>& names, int64_t label) { return names[static_cast<size_t>(label)]; }
+
+}  // namespace
+
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
   for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
 }
-
-const std::string& name_of_label(const std::vector<std::string>& names, int64_t label) { return names[static_cast<size_t>(label)]; }
-
-}  // namespace
 
 int64_t PredictionReport::unreadable() const {
   return std::count_if(images.begin(), images.end(), [](const ImagePrediction& image) { return !image.error.empty(); });
@@ -185,8 +184,7 @@ std::vector<std::string> prediction_class_names(const Recipe& recipe, const std:
 PredictionReport predict_images(const Recipe& recipe, const PredictRequest& request) {
   if (recipe.task == TaskKind::kSegmentation)
     throw Error(
-        "cvtrain predict writes each image's classes; masks predicted by a segmentation model (task: segmentation) are not "
-        "written yet: `cvtrain eval` scores the model on data.val");
+        "predict_images labels images with classes; a segmentation model's masks come from predict_masks (tools/mask_prediction.h)");
   PredictionReport report;
   const ImageFilesDataset files(image_files_of(request.inputs), static_cast<int>(model_channels(recipe)));
   std::tie(report.weights_file, report.checkpoint_step) = choose_weights(recipe, request.weights);

@@ -50,6 +50,9 @@ PredictionReport predict_images(const Recipe& recipe, const PredictRequest& requ
 std::vector<std::string> prediction_class_names(const Recipe& recipe, const std::string& classes_file, const std::string& weights_file,
                                                 bool in_checkpoint, std::string& from);
 
+// RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
+std::string csv_field(const std::string& text);
+
 // path,class_1,label_1,probability_1,...,class_K,label_K,probability_K,error (RFC 4180 quoting).
 std::string predictions_csv(const PredictionReport& report, int64_t top_k);
 // One JSON object per file: {"path": ..., "top": [{"class": ..., "label": ..., "probability": ...}, ...]}

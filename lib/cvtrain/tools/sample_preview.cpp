@@ -20,6 +20,8 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/recipe/precision_policy.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/tools/pair_preview.h"
+#include "cvtrain/tools/preview_pixels.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/run_data.h"
 
@@ -61,12 +63,7 @@ SamplesSeen first_samples(const Recipe& recipe, const RunData& data, const Previ
                                        mix_key(static_cast<uint64_t>(recipe.train.seed), o.epoch, batch.first_sample));
     seen = {mixed.images, mixed.targets};
   }
-  const auto c = static_cast<int64_t>(recipe.data.mean.size());
-  const at::Tensor mean = at::tensor(recipe.data.mean, at::kDouble).to(at::kFloat).view({1, c, 1, 1});
-  const at::Tensor std = at::tensor(recipe.data.std, at::kDouble).to(at::kFloat).view({1, c, 1, 1});
-  at::Tensor pixels = (seen.pixels.to(at::kFloat) * std + mean).mul(255).round().clamp(0, 255).to(at::kByte);
-  if (c == 1) pixels = pixels.expand({-1, 3, -1, -1});
-  seen.pixels = pixels.permute({0, 2, 3, 1}).contiguous();
+  seen.pixels = viewable_pixels(seen.pixels, recipe.data.mean, recipe.data.std);
   return seen;
 }
 
@@ -110,14 +107,20 @@ cv::Mat grid_of(const SamplesSeen& seen, const std::vector<std::string>& names) 
 
 }  // namespace
 
+at::Tensor viewable_pixels(const at::Tensor& normalised, const std::vector<double>& mean, const std::vector<double>& std) {
+  const auto c = static_cast<int64_t>(mean.size());
+  const at::Tensor m = at::tensor(mean, at::kDouble).to(at::kFloat).view({1, c, 1, 1});
+  const at::Tensor s = at::tensor(std, at::kDouble).to(at::kFloat).view({1, c, 1, 1});
+  at::Tensor pixels = (normalised.to(at::kFloat) * s + m).mul(255).round().clamp(0, 255).to(at::kByte);
+  if (c == 1) pixels = pixels.expand({-1, 3, -1, -1});
+  return pixels.permute({0, 2, 3, 1}).contiguous();
+}
+
 PreviewResult write_sample_preview(const Recipe& recipe, const PreviewOptions& options) {
   if (recipe.data.format == DataFormat::kSynthetic)
     throw Error("data preview: synthetic data is random noise made on the device; there are no files to show");
   if (options.count < 1) throw Error("data preview: --count must be at least 1");
-  if (recipe.task == TaskKind::kSegmentation)
-    throw Error(
-        "data preview draws classification samples; the overlays of segmentation pairs are not drawn yet (`cvtrain data inspect` "
-        "reports the pairs)");
+  if (recipe.task == TaskKind::kSegmentation) return write_pair_preview(recipe, options);
   const RunData data = open_run_data(recipe);
   const SamplesSeen seen = first_samples(recipe, data, options);
   const cv::Mat grid = grid_of(seen, data.train->class_names());

@@ -40,8 +40,7 @@ class SegmentationTask : public Task {
       : augment_(joint_augment(recipe)),
         ignore_index_(recipe.data.ignore_index),
         aux_weight_(recipe.train.aux_loss_weight),
-        slide_(recipe.data.eval_mode == EvalMode::kSlide),
-        window_(sliding_window(recipe)) {
+        inference_(recipe) {
     if (!recipe.train.class_weights.empty()) class_weights_ = at::tensor(recipe.train.class_weights, at::kFloat);
   }
 
@@ -66,8 +65,7 @@ class SegmentationTask : public Task {
   JointAugment augment_;
   int64_t ignore_index_;
   double aux_weight_;
-  bool slide_;  // data.eval_mode: slide, by window_; else whole images
-  SlidingWindow window_;
+  SegmentationInference inference_;
   mutable at::Tensor class_weights_;  // moved to the targets' device on first use
 };
 
@@ -85,16 +83,8 @@ EvalResult SegmentationTask::evaluate(Classifier& model, const Dataset& dataset,
   ConfusionMatrix matrix(outputs, ignore_index_, feed.device);
   at::Tensor sums = at::zeros({2}, at::TensorOptions(feed.device).dtype(at::kDouble));  // loss x pixels, labelled pixels
   while (auto batch = feeder.next()) {
-    at::Tensor logits;
-    {
-      AutocastScope autocast(precision, feed.device.type());
-      const auto forward = [&model](const at::Tensor& images) { return model.forward(images); };
-      logits = slide_ ? slide_logits(forward, batch->images, window_) : forward(batch->images);
-    }
     const at::Tensor& truth = batch->targets;
-    logits = logits.to(at::kFloat);
-    if (logits.size(2) != truth.size(1) || logits.size(3) != truth.size(2))
-      logits = at::upsample_bilinear2d(logits, {truth.size(1), truth.size(2)}, /*align_corners=*/false);
+    const at::Tensor logits = inference_.logits(model, batch->images, precision, {truth.size(1), truth.size(2)});
     const at::Tensor labelled = truth.ne(ignore_index_).sum().to(at::kDouble);
     sums[0] += pixel_cross_entropy(logits, truth, ignore_index_, at::Tensor()).to(at::kDouble) * labelled;
     sums[1] += labelled;
@@ -113,6 +103,22 @@ EvalResult SegmentationTask::evaluate(Classifier& model, const Dataset& dataset,
 }
 
 }  // namespace
+
+SegmentationInference::SegmentationInference(const Recipe& recipe)
+    : slide_(recipe.data.eval_mode == EvalMode::kSlide), window_(sliding_window(recipe)) {}
+
+at::Tensor SegmentationInference::logits(Classifier& model, const at::Tensor& images, const PrecisionPolicy& precision,
+                                         at::IntArrayRef size) const {
+  at::Tensor logits;
+  {
+    AutocastScope autocast(precision, images.device().type());
+    const auto forward = [&model](const at::Tensor& input) { return model.forward(input); };
+    logits = slide_ ? slide_logits(forward, images, window_) : forward(images);
+  }
+  logits = logits.to(at::kFloat);
+  if (logits.size(2) != size[0] || logits.size(3) != size[1]) logits = at::upsample_bilinear2d(logits, size, /*align_corners=*/false);
+  return logits;
+}
 
 JointAugment joint_augment(const Recipe& recipe) {
   JointAugment a;

@@ -6,11 +6,28 @@
 
 #include <memory>
 
+#include "cvtrain/recipe/task_checks.h"
 #include "cvtrain/train/task.h"
 
 namespace cvtrain {
 
 struct JointAugment;
+class Classifier;
+struct PrecisionPolicy;
+
+// How evaluation and `cvtrain predict` run a segmentation model on a whole image: in one pass, or
+// by sliding windows (data.eval_mode: slide), under the run's precision.
+class SegmentationInference {
+ public:
+  explicit SegmentationInference(const Recipe& recipe);
+  // float logits [B, K, H, W] of normalised `images` [B, C, h, w], resized (bilinear, as mmseg's)
+  // to `size` {H, W} where that differs.
+  at::Tensor logits(Classifier& model, const at::Tensor& images, const PrecisionPolicy& precision, at::IntArrayRef size) const;
+
+ private:
+  bool slide_;
+  SlidingWindow window_;
+};
 
 std::unique_ptr<Task> make_segmentation_task(const Recipe& recipe);
 
