@@ -11,12 +11,17 @@
 # and its loader stops with a ValueError. The bicubic views (augment.interpolation and
 # data.eval_interpolation bicubic, as the DeiT, ConvNeXt and RSB recipes resize) against torchvision
 # with PIL's bicubic filter, which is what timm's RandomResizedCropAndInterpolation calls.
+# The segmentation view: image and mask pairs (512x512 JPEGs and palette PNGs of
+# scripts/make_shapes_dataset.py, 512 of them, cached under $CVTRAIN_HOME) through mmsegmentation's
+# standard training pipeline (RandomResize (2048, 512) x 0.5-2, RandomCrop 512 with cat_max_ratio
+# 0.75, flip, PhotoMetricDistortion, padding) in batches of 16, against the same transforms written
+# in PIL and numpy in a torchvision-style Dataset and DataLoader (scripts/bench_data/segmentation_pipeline.py).
 # The images: 2,560 JPEGs around 500x375 at quality 90, random crops and flips of the photographs
 # scikit-image ships (scripts/bench_data/make_images.py), cached under $CVTRAIN_HOME.
 # 20 timed batches are two epochs of the 2,560 images: with 10, each side's restart at the epoch
 # boundary (workers idle until the next epoch's first batches) weighed a tenth of the time.
 #   scripts/bench_data.sh            ROUNDS=3 BATCHES=20 COUNT=2560 to change the defaults,
-#                                    VIEWS="train eval augmented bicubic eval_bicubic" to time some of the views,
+#                                    VIEWS="train eval augmented bicubic eval_bicubic segmentation" to time some of the views,
 #                                    WORKERS="1 2" the worker counts
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +34,13 @@ echo "best of $ROUNDS alternating rounds per side; $(nproc) cores"
 RESULTS=$(mktemp)
 POLICY=rand-m9-mstd0.5-inc1-mmax9
 ERASING=0.25
-VIEWS=${VIEWS:-train eval augmented bicubic eval_bicubic}
+VIEWS=${VIEWS:-train eval augmented bicubic eval_bicubic segmentation}
+if [[ " $VIEWS " == *" segmentation "* ]]; then
+  PAIRS="$CVTRAIN_HOME/bench_data/shapes_512"
+  [ -f "$PAIRS/ImageSets/Segmentation/train.txt" ] ||
+    "$PYTHON" scripts/make_shapes_dataset.py "$PAIRS" --train 512 --val 0 --size 512 > /dev/null
+  PAIRS="$PAIRS/ImageSets/Segmentation/train.txt"
+fi
 RUNS=()
 WORKERS=${WORKERS:-1 2}
 for view in $VIEWS; do
@@ -38,8 +49,12 @@ done
 # view workers
 for run in "${RUNS[@]}"; do
   read -r view workers <<< "$run"
+  source=$IMAGES
+  batch=(--batch 256)
   case $view in
     train) ours=(); reference=(torchvision scripts/bench_data/torchvision_pipeline.py) ;;
+    segmentation) source=$PAIRS; batch=(--batch 16 --image-size 512)
+                  ours=(); reference=(torchvision scripts/bench_data/segmentation_pipeline.py) ;;
     eval) ours=(--eval); reference=(torchvision scripts/bench_data/torchvision_pipeline.py --eval) ;;
     bicubic) ours=(--interpolation bicubic); reference=(torchvision scripts/bench_data/torchvision_pipeline.py --interpolation bicubic) ;;
     eval_bicubic) ours=(--eval --interpolation bicubic)
@@ -50,9 +65,9 @@ for run in "${RUNS[@]}"; do
   for round in $(seq "$ROUNDS"); do
     # Alternate the sides so drift on a shared machine hits both.
     # A side that fails stops the benchmark (set -e) rather than leaving a hole in the table.
-    ours_result=$(./build/apps/cvtrain data bench "$IMAGES" --workers "$workers" --batch 256 --batches "$BATCHES" "${ours[@]}" --json)
+    ours_result=$(./build/apps/cvtrain data bench "$source" --workers "$workers" "${batch[@]}" --batches "$BATCHES" "${ours[@]}" --json)
     echo "cvtrain $view $workers $ours_result" >> "$RESULTS"
-    reference_result=$("$PYTHON" "${reference[@]:1}" "$IMAGES" --workers "$workers" --batch 256 --batches "$BATCHES")
+    reference_result=$("$PYTHON" "${reference[@]:1}" "$source" --workers "$workers" "${batch[@]}" --batches "$BATCHES")
     echo "${reference[0]} $view $workers $reference_result" >> "$RESULTS"
   done
 done

@@ -156,13 +156,18 @@ std::optional<SegmentationLayout> pairs_layout(const DataArgs& args) {
   return args.format == "auto" ? segmentation_layout_of(args.source) : std::nullopt;
 }
 
-int inspect_pairs(const DataArgs& args, SegmentationLayout layout) {
+// PATH's pairs, their masks read as --num-classes, --ignore-index and --reduce-zero-label say.
+SegmentationDataset open_pairs(const DataArgs& args, SegmentationLayout layout) {
   MaskCoding coding;
   coding.ignore_index = static_cast<int>(args.ignore_index);
   coding.reduce_zero_label = args.reduce_zero_label == "auto" ? layout == SegmentationLayout::kAde20k : args.reduce_zero_label == "true";
   coding.num_classes = args.num_classes > 0 ? args.num_classes : static_cast<int64_t>(layout_class_names(layout).size());
   coding.palette = layout_palette(layout);
-  const SegmentationDataset dataset(args.source, layout, coding, 0, args.root);
+  return SegmentationDataset(args.source, layout, coding, 0, args.root);
+}
+
+int inspect_pairs(const DataArgs& args, SegmentationLayout layout) {
+  const SegmentationDataset dataset = open_pairs(args, layout);
   SegmentationInspectOptions options;
   options.verify = args.verify;
   options.samples = static_cast<size_t>(args.inspect_samples);
@@ -245,7 +250,10 @@ Command add_inspect_command(CLI::App& data) {
           }};
 }
 
-std::string bench_view(const PipelineBenchOptions& o) {
+std::string bench_view(const PipelineBenchOptions& o, bool pairs) {
+  if (pairs)
+    return fmt::format("image and mask: RandomResize (2048, 512) x 0.5-2 + RandomCrop {} cat_max_ratio 0.75{} + PhotoMetricDistortion",
+                       o.image_size, o.hflip ? " + flip" : "");
   if (o.evaluation) return "evaluation view";
   std::string view = o.interpolation == "bilinear" ? "RandomResizedCrop + flip" : "RandomResizedCrop (" + o.interpolation + ") + flip";
   if (!o.auto_augment.empty()) view += " + " + o.auto_augment;
@@ -253,7 +261,7 @@ std::string bench_view(const PipelineBenchOptions& o) {
   return view;
 }
 
-void print_bench(const DataArgs& args, const PipelineBenchResult& r) {
+void print_bench(const DataArgs& args, const PipelineBenchResult& r, bool pairs) {
   if (args.json) {
     std::printf("{\"images_per_s\": %.2f, \"images\": %lld, \"seconds\": %.3f, \"workers\": %lld, \"cores_busy\": %.2f, "
                 "\"bad_samples\": %lld, \"decoder\": \"%s\", \"gpu_decoded\": %lld, \"gpu_regions\": %s}\n",
@@ -263,11 +271,11 @@ void print_bench(const DataArgs& args, const PipelineBenchResult& r) {
     return;
   }
   const double per_worker = r.images_per_s / static_cast<double>(std::max<int64_t>(1, args.bench.workers));
-  std::printf("%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker, %.1f host cores busy), to %s, "
-              "%lld unusable\n",
-              args.source.c_str(), static_cast<long long>(r.images), bench_view(args.bench).c_str(), r.seconds, r.images_per_s,
-              static_cast<long long>(args.bench.workers), per_worker, r.cores_busy, args.device.c_str(),
-              static_cast<long long>(r.bad_samples));
+  std::printf(
+      "%s: %lld images (%s) in %.2f s = %.1f images/s with %lld worker(s) (%.1f per worker, %.1f host cores busy), to %s, "
+      "%lld unusable\n",
+      args.source.c_str(), static_cast<long long>(r.images), bench_view(args.bench, pairs).c_str(), r.seconds, r.images_per_s,
+      static_cast<long long>(args.bench.workers), per_worker, r.cores_busy, args.device.c_str(), static_cast<long long>(r.bad_samples));
   if (args.bench.decoder == "nvjpeg")
     std::printf("  decoded by nvJPEG (%s backend, %s): %lld of %lld images; the rest by the workers\n", r.gpu_backend.c_str(),
                 r.gpu_regions ? "only each crop's region" : "whole images", static_cast<long long>(r.gpu_decoded),
@@ -275,16 +283,27 @@ void print_bench(const DataArgs& args, const PipelineBenchResult& r) {
 }
 
 int run_data_bench(DataArgs args) {
+  if (const auto layout = pairs_layout(args)) {
+    if (args.device != "cpu" || args.bench.decoder != "cpu" || args.bench.evaluation || !args.bench.auto_augment.empty())
+      throw Error(
+          "data bench of segmentation pairs times mmseg's training pipeline on the CPU; --device, --decoder, --eval and "
+          "--auto-augment are for classification images");
+    print_bench(args, bench_pair_pipeline(open_pairs(args, *layout), args.bench), true);
+    return 0;
+  }
   const auto dataset = open_for_tool(args.source, args.format, args.root);
   if (args.device == "cuda" && visible_cuda_devices() == 0) throw Error("--device cuda: no CUDA device is visible");
   args.bench.device = c10::Device(args.device == "cuda" ? c10::kCUDA : c10::kCPU);
-  print_bench(args, bench_pipeline(*dataset, args.bench));
+  print_bench(args, bench_pipeline(*dataset, args.bench), false);
   return 0;
 }
 
 Command add_bench_command(CLI::App& data) {
   auto args = std::make_shared<DataArgs>();
-  auto* cmd = data.add_subcommand("bench", "Time the training input pipeline alone (decode, RandomResizedCrop, flip, batching[, copy to GPU])");
+  auto* cmd = data.add_subcommand("bench",
+                                  "Time the training input pipeline alone (decode, RandomResizedCrop, flip, batching[, copy to GPU]); of\n"
+                                  "segmentation pairs, mmseg's training pipeline (RandomResize, RandomCrop of --image-size, flip,\n"
+                                  "PhotoMetricDistortion, padding) on image and mask");
   cmd->add_option("path", args->source, "Dataset")->required();
   cmd->add_option("--workers", args->bench.workers, "Decode threads")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--batch", args->bench.batch_size, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
@@ -325,9 +344,11 @@ struct PreviewArgs {
 // The grid is always a PNG: a name that promises another format would mislabel the file.
 Command add_preview_command(CLI::App& data) {
   auto args = std::make_shared<PreviewArgs>();
-  auto* cmd = data.add_subcommand(
-      "preview", "Write a PNG grid of the first training samples of an epoch exactly as the step receives them (crop,\n"
-                 "flip, augment.auto_augment, random erasing, Mixup/CutMix), denormalised, with their labels");
+  auto* cmd = data.add_subcommand("preview",
+                                  "Write a PNG grid of the first training samples of an epoch exactly as the step receives them (crop,\n"
+                                  "flip, augment.auto_augment, random erasing, Mixup/CutMix), denormalised, with their labels. With task:\n"
+                                  "segmentation, each crop of the joint transforms beside its mask laid over it in the dataset's colours\n"
+                                  "(data.ignore_index dimmed), captioned with the two classes covering most of it");
   add_recipe_args(*cmd, args->recipe, true);
   cmd->add_option("--out,-o", args->options.out, "The PNG file")
       ->check(file_named(".png", "the preview is a PNG image"))

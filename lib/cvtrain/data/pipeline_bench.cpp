@@ -19,6 +19,7 @@
 #include "cvtrain/data/gpu_jpeg_decoder.h"
 #include "cvtrain/data/host_normalize.h"
 #include "cvtrain/data/sampler.h"
+#include "cvtrain/data/segmentation_batches.h"
 #include "cvtrain/recipe/recipe.h"
 
 #if CVTRAIN_WITH_CUDA
@@ -153,6 +154,45 @@ PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOp
   result.images_per_s = static_cast<double>(result.images) / std::max(result.seconds, 1e-9);
   result.cores_busy = (process_cpu_seconds() - cpu_at_start) / std::max(result.seconds, 1e-9);
   result.bad_samples = static_cast<int64_t>(bad.count());
+  return result;
+}
+
+PipelineBenchResult bench_pair_pipeline(const SegmentationDataset& pairs, const PipelineBenchOptions& o) {
+  if (static_cast<int64_t>(pairs.size()) < o.batch_size)
+    throw Error(fmt::format("the dataset has {} pairs, fewer than one batch of {}", pairs.size(), o.batch_size));
+  JointAugment augment;
+  augment.scale_long = 2048;
+  augment.scale_short = 512;
+  augment.ratio_min = 0.5;
+  augment.ratio_max = 2.0;
+  augment.crop_height = augment.crop_width = static_cast<int>(o.image_size);
+  augment.cat_max_ratio = 0.75;
+  augment.hflip = o.hflip ? 0.5 : 0.0;
+  augment.photometric = true;
+  LoaderOptions loader;
+  loader.batch_size = o.batch_size;
+  loader.drop_last = true;
+  loader.workers = o.workers;
+  loader.prefetch = o.prefetch;
+  PipelineBenchResult result;
+  Stopwatch clock;
+  double cpu_at_start = process_cpu_seconds();
+  int64_t done = 0;
+  for (int64_t epoch = 0; done <= o.batches; ++epoch) {
+    BatchLoader batches(std::make_shared<SegmentationBatches>(pairs, SegmentationView{true, augment, o.seed, epoch}),
+                        epoch_order(o.seed, epoch, pairs.size()), loader);
+    for (std::optional<Batch> batch; done <= o.batches && (batch = batches.next()); ++done) {
+      if (done == 0) {  // thread start-up and cold caches
+        clock.reset();
+        cpu_at_start = process_cpu_seconds();
+      } else {
+        result.images += batch->images.size(0);
+      }
+    }
+  }
+  result.seconds = clock.seconds();
+  result.images_per_s = static_cast<double>(result.images) / std::max(result.seconds, 1e-9);
+  result.cores_busy = (process_cpu_seconds() - cpu_at_start) / std::max(result.seconds, 1e-9);
   return result;
 }
 

@@ -12,6 +12,7 @@
 namespace cvtrain {
 
 class Dataset;
+class SegmentationDataset;
 
 struct PipelineBenchOptions {
   int64_t workers = 2;
@@ -47,5 +48,12 @@ struct PipelineBenchResult {
 };
 
 PipelineBenchResult bench_pipeline(const Dataset& dataset, const PipelineBenchOptions& options);
+
+// Segmentation pairs through mmseg's standard training pipeline, as recipes/segformer_b0_ade20k.yaml
+// sets it: RandomResize (scale (2048, 512), ratio 0.5-2), RandomCrop of image_size square with
+// cat_max_ratio 0.75, flip (options.hflip), PhotoMetricDistortion and padding; uint8 images and
+// masks on the CPU, by options.workers threads (of the options: workers, batch_size, image_size,
+// batches, prefetch, seed).
+PipelineBenchResult bench_pair_pipeline(const SegmentationDataset& pairs, const PipelineBenchOptions& options);
 
 }  // namespace cvtrain
