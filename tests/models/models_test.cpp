@@ -114,6 +114,30 @@ TEST_CASE("SegFormer B0-B2 match transformers' parameter counts and the publishe
   CHECK(outputs[0].sizes() == at::IntArrayRef({2, 150, 72, 40}));
 }
 
+TEST_CASE("Swin-T and Swin-S match timm's parameter counts and names, with windows as timm fits them to the image", "[models]") {
+  // timm.create_model('swin_tiny_patch4_window7_224') and swin_small's: 28.3 M and 49.6 M, no buffer
+  // in their state_dict; at img_size=96 the maps are 24, 12, 6 and 3 wide and the last two stages'
+  // windows shrink to them, and so do their bias tables ((2*6-1)^2 and (2*3-1)^2 rows).
+  CHECK(parameter_count(*build_model(spec("swin_small_patch4_window7", 1000, 224), 3)) == 49606258);
+  auto tiny = build_model(spec("swin_tiny_patch4_window7", 1000, 224), 3);
+  CHECK(parameter_count(*tiny) == 28288354);
+  CHECK(tiny->named_parameters().size() == 173);
+  CHECK(tiny->named_buffers().is_empty());
+  const auto params = tiny->named_parameters();
+  for (const char* name : {"patch_embed.proj.weight", "patch_embed.norm.bias", "layers.1.downsample.norm.weight",
+                           "layers.3.downsample.reduction.weight", "layers.2.blocks.5.mlp.fc2.bias", "norm.weight", "head.fc.weight"})
+    CHECK(params.contains(name));
+  CHECK(params["layers.0.blocks.1.attn.relative_position_bias_table"].sizes() == at::IntArrayRef({169, 3}));
+  CHECK(tiny->blocks().size() == 12);
+  auto small_image = build_model(spec("swin_tiny_patch4_window7", 10, 96), 3);
+  CHECK(parameter_count(*small_image) == 28277986 - 1000 * 769 + 10 * 769);
+  const auto small_params = small_image->named_parameters();
+  CHECK(small_params["layers.2.blocks.5.attn.relative_position_bias_table"].sizes() == at::IntArrayRef({121, 12}));
+  CHECK(small_params["layers.3.blocks.1.attn.relative_position_bias_table"].sizes() == at::IntArrayRef({25, 24}));
+  small_image->train();
+  CHECK(small_image->forward(at::randn({2, 3, 96, 96})).sizes() == at::IntArrayRef({2, 10}));
+}
+
 TEST_CASE("an unknown architecture is a model problem with suggestions, and no factory builds it", "[models]") {
   const auto problems = model_problems(spec("resnet51", 10, 32));
   REQUIRE(problems.size() == 1);
@@ -125,9 +149,11 @@ TEST_CASE("an unknown architecture is a model problem with suggestions, and no f
 TEST_CASE("forward FLOPs match the published figures", "[models]") {
   // torchvision's model cards: ResNet-18 1.81, ResNet-34 3.66, ResNet-50 4.09, ResNet-101 7.80 GMACs
   // at 224x224; timm's results tables: ConvNeXt-T 4.47, ConvNeXt-S 8.71 GMACs (convolutions and
-  // linear layers; a multiply-add is 2 FLOPs here).
+  // linear layers; a multiply-add is 2 FLOPs here); Swin-T 4.51, Swin-S 8.77 GMACs (timm's table;
+  // torch.utils.flop_counter on timm's models: 4.49 and 8.74).
   for (const auto& [arch, gmacs] : {std::pair{"resnet18", 1.81}, std::pair{"resnet34", 3.66}, std::pair{"resnet50", 4.09},
-                                    std::pair{"resnet101", 7.80}, std::pair{"convnext_tiny", 4.47}, std::pair{"convnext_small", 8.71}}) {
+                                    std::pair{"resnet101", 7.80}, std::pair{"convnext_tiny", 4.47}, std::pair{"convnext_small", 8.71},
+                                    std::pair{"swin_tiny_patch4_window7", 4.51}, std::pair{"swin_small_patch4_window7", 8.77}}) {
     auto model = build_model(spec(arch, 1000, 224), 3);
     const double flops = forward_flops_per_image(*model, 3, 224);
     INFO(arch << ": " << flops / 2e9 << " GMACs");

@@ -4,20 +4,22 @@
 torchvision's resnet50, deeplabv3_resnet50 and fcn_resnet50 (with the auxiliary head, at 128
 pixels, 21 classes), transformers' SegformerForSemanticSegmentation with nvidia/mit-b0's
 configuration (its logits brought from a quarter to the input's size, bilinear, as its loss does)
-and timm's vit_base_patch16_224 / convnext_tiny get weights that look
+and timm's vit_base_patch16_224 / convnext_tiny / swin_tiny_patch4_window7_224 get weights that look
 trained (non-zero biases, BatchNorm statistics, layer scales), which are saved as safetensors with
 the reference's own key names (for SegFormer those of the published checkpoints, which
 transformers 5 renames as it loads them: the reference is built from that file by
 from_pretrained, which must find every tensor); cvtrain's model_probe loads that file strictly, runs the same images
 in eval mode and then forward + backward in training mode. Logits, every parameter gradient and
-the BatchNorm buffers after the step must match in fp32 on the CPU. Dropout is off on both sides
+the BatchNorm buffers after the step must match in fp32 on the CPU (buffers a state_dict leaves out, such
+as Swin's relative-position index and window mask, are not weights and are not compared). Dropout is off on both sides
 (its draws cannot match across two programs); a segmentation model's loss adds its auxiliary
 head's logits, weighed as the main ones.
 
-With --image-sizes, a ViT's 224-pixel weights are loaded at each other size instead: timm's own
+With --image-sizes, a ViT's or Swin's 224-pixel weights are loaded at each other size instead: timm's own
 way (create_model(..., img_size=S) with the file, its checkpoint filter resampling pos_embed)
 against cvtrain's model.pretrained at model.image_size S, so the resampled position embedding is
-compared through the logits and gradients it gives.
+compared through the logits and gradients it gives; a Swin's maps are padded to whole windows at
+each stage and its shifted windows masked on the padded map.
 
     check_parity.py --probe build/tests/model_probe --arch resnet50
     check_parity.py --probe ... --exported model.safetensors --arch convnext_tiny --num-classes 10
@@ -36,7 +38,8 @@ from safetensors.torch import load_file, save_file
 
 # Reference name -> cvtrain's model.arch.
 CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "convnext_tiny": "convnext_tiny",
-                "deeplabv3_resnet50": "deeplabv3_resnet50", "fcn_resnet50": "fcn_resnet50", "segformer_b0": "segformer_b0"}
+                "deeplabv3_resnet50": "deeplabv3_resnet50", "fcn_resnet50": "fcn_resnet50", "segformer_b0": "segformer_b0",
+                "swin_tiny_patch4_window7_224": "swin_tiny_patch4_window7"}
 SEGMENTATION = {"deeplabv3_resnet50", "fcn_resnet50", "segformer_b0"}
 # transformers 5's module names -> the published checkpoints' (nvidia/mit-b0), which transformers 4
 # uses as they are and 5 maps back on load (its conversion_mapping.py); a no-op under 4.
@@ -108,11 +111,12 @@ def reference_model(arch, num_classes, weights_file=None, image_size=None):
                 module.p = 0.0
         return model
     import timm
-    size = dict(img_size=image_size) if image_size else {}
+    # Stochastic depth off, as cvtrain's probe builds it (Swin's default drop_path_rate is 0.1).
+    size = dict(img_size=image_size, drop_path_rate=0.0) if image_size else dict(drop_path_rate=0.0)
     if weights_file:
         return timm.create_model(arch, pretrained=True, num_classes=num_classes,
                                  pretrained_cfg_overlay=dict(file=weights_file, num_classes=num_classes), **size)
-    return timm.create_model(arch, num_classes=num_classes)
+    return timm.create_model(arch, num_classes=num_classes, **size)
 
 
 def make_trained_looking(model, seed):
@@ -163,7 +167,8 @@ def run_reference(model, images, loss_weights):
         (train_out * loss_weights).sum().backward()
         out = {"eval_logits": eval_out, "train_logits": train_out.detach()}
     out.update({"grad/" + hub_name(n, model): p.grad for n, p in model.named_parameters()})
-    out.update({"buffer/" + hub_name(n, model): b for n, b in model.named_buffers()})
+    saved = set(model.state_dict())
+    out.update({"buffer/" + hub_name(n, model): b for n, b in model.named_buffers() if n in saved})
     return out
 
 
@@ -277,7 +282,7 @@ def main():
     parser.add_argument("--arch", required=True, choices=sorted(CVTRAIN_ARCH))
     parser.add_argument("--exported", help="check a file written by `cvtrain export` instead of fresh weights")
     parser.add_argument("--num-classes", type=int, default=1000, help="class count of the exported model")
-    parser.add_argument("--image-sizes", type=int, nargs="+", help="ViT: load the 224-pixel weights at these sizes")
+    parser.add_argument("--image-sizes", type=int, nargs="+", help="ViT or Swin: load the 224-pixel weights at these sizes")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))

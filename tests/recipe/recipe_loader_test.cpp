@@ -543,6 +543,8 @@ TEST_CASE("cvtrain models lists every architecture with the model its weights ar
                                   Catch::EndsWith("any"));
   CHECK_THAT(row("vit_base_patch16"),
              Catch::Contains("timm vit_base_patch16_224 ") && !Catch::Contains("small_stem") && Catch::EndsWith("a multiple of 16"));
+  CHECK_THAT(row("swin_small_patch4_window7"), Catch::Contains("classification timm swin_small_patch4_window7_224 ") &&
+                                                   Catch::Contains("drop_path, grad_checkpointing") && Catch::EndsWith("a multiple of 4"));
   CHECK_THAT(row("convnext_tiny"), Catch::Contains("timm convnext_tiny "));
   CHECK_THAT(row("small_cnn"), Catch::Contains("cvtrain's own") && Catch::Contains(" - "));
 }
@@ -558,11 +560,10 @@ TEST_CASE("switches of other architectures are errors, not silently ignored", "[
   CHECK_THAT(problems({"model.arch=vit_base_patch16", "model.small_stem=true"})[0],
              Catch::Contains("override 'model.small_stem=true': model.small_stem: only ResNets have it, not vit_base_patch16"));
   CHECK_THAT(problems({"model.arch=mlp", "model.drop_path=0.1"})[0],
-             Catch::Contains("model.drop_path: only ConvNeXts, DeepLabV3s, FCNs, ResNets and ViTs have it, not mlp"));
-  CHECK_THAT(
-      problems({"model.grad_checkpointing=true"})[0],
-      Catch::Contains(
-          "model.grad_checkpointing: small_cnn has no residual blocks to recompute; ConvNeXts, DeepLabV3s, FCNs, ResNets and ViTs do"));
+             Catch::Contains("model.drop_path: only ConvNeXts, DeepLabV3s, FCNs, ResNets, SegFormers, Swins and ViTs have it, not mlp"));
+  CHECK_THAT(problems({"model.grad_checkpointing=true"})[0],
+             Catch::Contains("model.grad_checkpointing: small_cnn has no residual blocks to recompute; ConvNeXts, DeepLabV3s, FCNs, "
+                             "ResNets, SegFormers, Swins and ViTs do"));
   // A ViT's patches must tile the image: reported with the recipe, before any run folder exists.
   CHECK_THAT(problems({"model.arch=vit_tiny_patch16", "model.image_size=40"})[0],
              Catch::Contains("model.image_size: 40 is not a multiple of the patch size 16 of vit_tiny_patch16"));

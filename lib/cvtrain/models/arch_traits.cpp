@@ -16,6 +16,7 @@ ArchTraits segmentation(const std::string& name, const char* family, KeyNames ke
   return arch;
 }
 ArchTraits segformer(const std::string& name) { return segmentation(name, "SegFormers", KeyNames::kTransformers); }
+ArchTraits swin(const std::string& name) { return ArchTraits{name, "Swins", false, true, true, 4, KeyNames::kTimm}; }
 ArchTraits convnext(const std::string& name) { return ArchTraits{name, "ConvNeXts", false, true, true, 0, KeyNames::kTimm}; }
 
 // The families that have a switch, for "only ResNets have it": in table order, each once.
@@ -50,6 +51,8 @@ const std::vector<ArchTraits>& architectures() {
       segformer("segformer_b1"),
       segformer("segformer_b2"),
       {"small_cnn", "small CNNs"},
+      swin("swin_small_patch4_window7"),
+      swin("swin_tiny_patch4_window7"),
       vit("vit_base_patch16"),
       vit("vit_large_patch16"),
       vit("vit_small_patch16"),
@@ -85,14 +88,14 @@ std::string reference_model(const ArchTraits& arch) {
 
 std::string architecture_table() {
   std::string table =
-      fmt::format("{:<21}{:<15}{:<34}{:<43}{}\n", "model.arch", "task", "weights named as", "model.* switches", "model.image_size");
+      fmt::format("{:<27}{:<15}{:<37}{:<43}{}\n", "model.arch", "task", "weights named as", "model.* switches", "model.image_size");
   for (const ArchTraits& arch : architectures()) {
     std::vector<std::string> switches;
     if (arch.small_stem) switches.push_back("small_stem");
     if (arch.drop_path) switches.push_back("drop_path");
     if (arch.residual_blocks) switches.push_back("grad_checkpointing");
     table +=
-        fmt::format("{:<21}{:<15}{:<34}{:<43}{}\n", arch.name, arch.per_pixel ? "segmentation" : "classification", reference_model(arch),
+        fmt::format("{:<27}{:<15}{:<37}{:<43}{}\n", arch.name, arch.per_pixel ? "segmentation" : "classification", reference_model(arch),
                     switches.empty() ? "-" : join(switches, ", "), arch.patch > 0 ? fmt::format("a multiple of {}", arch.patch) : "any");
   }
   return table +

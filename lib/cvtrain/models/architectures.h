@@ -24,5 +24,7 @@ std::shared_ptr<Classifier> make_segformer(const std::string& variant, const Mod
 std::shared_ptr<Classifier> make_convnext(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 // variant: tiny, small, base or large, patch 16 (timm layout and parameter names).
 std::shared_ptr<Classifier> make_vit(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
+// variant: tiny or small, patch 4, window 7 (timm layout and parameter names).
+std::shared_ptr<Classifier> make_swin(const std::string& variant, const ModelSpec& spec, int64_t in_channels);
 
 }  // namespace cvtrain

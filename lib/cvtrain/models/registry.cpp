@@ -39,6 +39,8 @@ const std::map<std::string, Factory>& factories() {
       {"segformer_b2", [](const ModelSpec& s, int64_t c) { return make_segformer("b2", s, c); }},
       {"convnext_tiny", [](const ModelSpec& s, int64_t c) { return make_convnext("tiny", s, c); }},
       {"convnext_small", [](const ModelSpec& s, int64_t c) { return make_convnext("small", s, c); }},
+      {"swin_tiny_patch4_window7", [](const ModelSpec& s, int64_t c) { return make_swin("tiny", s, c); }},
+      {"swin_small_patch4_window7", [](const ModelSpec& s, int64_t c) { return make_swin("small", s, c); }},
       {"vit_tiny_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("tiny", s, c); }},
       {"vit_small_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("small", s, c); }},
       {"vit_base_patch16", [](const ModelSpec& s, int64_t c) { return make_vit("base", s, c); }},

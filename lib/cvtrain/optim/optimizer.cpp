@@ -230,7 +230,8 @@ class Lars : public GroupwiseUpdate<torch::optim::SGD> {
 }  // namespace
 
 bool decays(const std::string& name, const at::Tensor& parameter) {
-  return parameter.dim() >= 2 && name != "pos_embed" && name != "cls_token";
+  const bool bias_table = name.size() >= 28 && name.compare(name.size() - 28, 28, "relative_position_bias_table") == 0;
+  return parameter.dim() >= 2 && name != "pos_embed" && name != "cls_token" && !bias_table;
 }
 
 ParameterGroups parameter_groups(torch::nn::Module& model) {

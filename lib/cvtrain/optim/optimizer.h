@@ -36,7 +36,8 @@ class DeviceGradScaling {
   virtual void stage_learning_rates() {}
 };
 
-// Whether weight decay applies: weights of rank >= 2, except ViT's pos_embed and cls_token (timm's rule).
+// Whether weight decay applies: weights of rank >= 2, except ViT's pos_embed and cls_token and Swin's
+// relative_position_bias_table (timm's rule and its no_weight_decay_keywords).
 bool decays(const std::string& name, const at::Tensor& parameter);
 
 struct ParameterGroups {

@@ -127,10 +127,10 @@ std::string loading_hint(const ExportResult& r, const std::string& out) {
   }
   if (keys == KeyNames::kTransformers) return transformers_hint(r, out);
   if (keys == KeyNames::kTimm) {
-    const bool vit = traits->patch > 0;
+    const bool built_for_224 = traits->patch > 0;  // ViTs and Swins: timm builds them for the size in their name
     const std::string timm_name = reference_model_name(*traits);
     std::string extra;
-    if (vit && r.image_size != 224) extra += fmt::format(", img_size={}", r.image_size);
+    if (built_for_224 && r.image_size != 224) extra += fmt::format(", img_size={}", r.image_size);
     if (r.in_channels != 3) extra += fmt::format(", in_chans={}", r.in_channels);
     return fmt::format(
         "import timm\nmodel = timm.create_model('{}', pretrained=True, num_classes={}{},\n"
