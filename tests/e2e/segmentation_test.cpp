@@ -1,5 +1,6 @@
 // End to end for segmentation pairs: the shapes set scripts/make_shapes_dataset.py writes, read in
 // its two layouts by `data inspect`, and damaged masks named.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -207,6 +208,35 @@ TEST_CASE("a segmentation run stopped after an epoch resumes to the same weights
     return cvtrain::testing::numbers_after(cvtrain::testing::read_text(dir.file(run + "/metrics.jsonl")), "miou");
   };
   CHECK(miou("straight").back() == miou("resumed").back());
+}
+
+TEST_CASE("a sweep of a segmentation recipe ranks its trials by miou, and refuses top1 naming what the task reports", "[e2e][venv]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 16, 8, 48);
+  const std::string small = "train.epochs=1 train.global_batch=8 augment.crop_size=[48,48] model.image_size=48 data.workers=1";
+  const auto sweep = [&](const std::string& metric, const std::string& out) {
+    return run_cvtrain("sweep " + shapes_run(shapes, dir.file("unused"), small) +
+                           " 'sweep.space.optim.lr=[0.0005,0.002]' sweep.sampler=grid " + "sweep.trials=0 sweep.metric=" + metric +
+                           " --out " + dir.file(out),
+                       dir);
+  };
+  const auto refused = sweep("top1", "refused");
+  INFO(refused.output);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output,
+             Catch::Contains("metric: 'top1' is not measured with task: segmentation, which reports miou, pixel_acc and macc"));
+  const auto ran = sweep("miou", "s");
+  INFO(ran.output);
+  REQUIRE(ran.exit_code == 0);
+  // The first row of results.md is the trial whose own metrics.jsonl has the higher final mIoU.
+  const auto final_miou = [&](const char* trial) {
+    return cvtrain::testing::numbers_after(cvtrain::testing::read_text(dir.file(std::string("s/") + trial + "/metrics.jsonl")), "miou")
+        .back();
+  };
+  const double a = final_miou("trial-0000"), b = final_miou("trial-0001");
+  const std::string results = cvtrain::testing::read_text(dir.file("s/results.md"));
+  CHECK_THAT(results, Catch::Contains("| miou |"));
+  CHECK_THAT(results, Catch::Contains(fmt::format("| 1 | {} | done | {:.4f} |", a >= b ? "trial-0000" : "trial-0001", std::max(a, b))));
 }
 
 TEST_CASE("a training mask with an id that is no class stops the run naming the file and the id", "[e2e][venv]") {

@@ -92,8 +92,13 @@ void check_trial(const SweepOptions& o, const SweepSpace& space, const Trial& t,
   load.visible_gpus = on_gpus ? static_cast<int>(space.gpus_per_trial) : 0;  // what each trial sees
   try {
     const Recipe recipe = load_recipe(o.recipe, load);
-    const bool evaluated = space.metric.find("top") == 0 || space.metric.find("val_") == 0;
-    if (evaluated && recipe.data.val.empty())
+    const auto starts = [&](const char* prefix) { return space.metric.rfind(prefix, 0) == 0; };
+    const bool classification_score = starts("top"), segmentation_score = starts("miou") || starts("pixel_acc") || starts("macc");
+    const bool segmentation = recipe.task == TaskKind::kSegmentation;
+    if ((classification_score && segmentation) || (segmentation_score && !segmentation))
+      problems.push_back(fmt::format("{}: metric: '{}' is not measured with task: {}, which reports {}", space.file, space.metric,
+                                     name_of(recipe.task), segmentation ? "miou, pixel_acc and macc" : "top1 and top5"));
+    else if ((classification_score || segmentation_score || starts("val_")) && recipe.data.val.empty())
       problems.push_back(fmt::format("{}: metric: '{}' is measured on data.val, which the recipe does not have", space.file, space.metric));
   } catch (const RecipeError& e) {
     for (const std::string& p : e.problems())
