@@ -81,13 +81,14 @@ print(f"  {name}: {top1} after {len(epochs)} epochs, {ips:,.0f} img/s, data-wait
 PY
 }
 
-# Steps on synthetic device data (no decoding): what the model, precision and strategy cost alone.
+# Steps on synthetic device data (no decoding): what the model, precision and strategy cost alone
+# (on SYNTHETIC_RECIPE, default the quickstart's).
 # Prints the rate of the last logged interval (after warm-up), the peak memory and the epoch's data wait
 # (near 0: the batches are already on the device).
 synthetic_case() {
   local name=$1; shift
   local out="$RUNS/$name"
-  local args=(--recipe "$BUNDLE/quickstart.yaml" data.format=synthetic data.train= data.val= data.max_samples=0 model.num_classes=1000
+  local args=(--recipe "${SYNTHETIC_RECIPE:-$BUNDLE/quickstart.yaml}" data.format=synthetic data.train= data.val= data.max_samples=0 model.num_classes=1000
     model.image_size=224 train.epochs=1 train.max_steps=30 train.log_every=10 device="$DEVICE" output="$out" "$@" ${EXTRA:-})
   checked_instead "$name" "${args[@]}" && return 0
   if ! "$CVTRAIN" "${args[@]}" > "$out.log" 2>&1; then
@@ -222,7 +223,7 @@ PY
 
 # The sections, in the order `run` takes them. A short device lease runs a few by name, e.g.
 #   scripts/gpu_check.sh run graphs fused profile
-SECTIONS="foundation distributed pipeline decode zoo fused graphs reference sharded micro_batch profile bf16_gap"
+SECTIONS="foundation distributed pipeline decode zoo fused graphs reference sharded micro_batch segmentation profile bf16_gap"
 
 section_foundation() {
   echo "== foundation: single-process training on $DEVICE (Fashion-MNIST test set, 10,000 images)"
@@ -405,6 +406,35 @@ section_micro_batch() {
   synthetic_case bf16_resnet50_micro_batch_auto model.arch=resnet50 precision=bf16 train.global_batch=8192 train.micro_batch=auto \
     optim.lr=0.1 train.max_steps=4 train.log_every=2
   grep -h -e "micro-batch do not fit" -e "auto chose" "$RUNS/bf16_resnet50_micro_batch_auto.log" | sed 's/^/    /' || true
+}
+
+# Segmentation at the resolutions its recipes train (issue 49): DeepLabV3-R50 on 512x1024 crops and
+# SegFormer-B2 on 1024x1024, synthetic crops and masks on the GPU, bf16, with and without activation
+# recomputation and under fsdp (world size 1), then micro_batch: auto on DeepLabV3; peak memory and
+# img/s as scripts/bench_segmentation_memory.sh prints them on a CPU. A dry run shrinks the crops.
+segmentation_case() {
+  local name=$1 recipe=$2; shift 2
+  local crop=()
+  # Dry: small crops, and fp32, which a CPU without bf16 units runs 20x faster than bf16.
+  [ "${DRY:-0}" = 1 ] && crop=(augment.crop_size=[32,64] model.image_size=32 precision=fp32)
+  SYNTHETIC_RECIPE=$recipe synthetic_case "$name" model.num_classes=19 train.global_batch=8 checkpoint.every_steps=0 \
+    "$@" "${crop[@]}"
+}
+
+section_segmentation() {
+  echo "== segmentation at 512x1024 and 1024x1024: bf16, recomputation, fsdp, micro_batch auto"
+  local deeplab=recipes/deeplabv3_r50_cityscapes.yaml segformer=recipes/segformer_b0_ade20k.yaml
+  segmentation_case bf16_deeplabv3_r50_512x1024_b8 $deeplab precision=bf16
+  segmentation_case bf16_deeplabv3_r50_512x1024_b8_recompute $deeplab precision=bf16 model.grad_checkpointing=true
+  segmentation_case bf16_deeplabv3_r50_512x1024_b8_fsdp $deeplab precision=bf16 strategy=fsdp distributed.nproc_per_node=1
+  segmentation_case bf16_segformer_b2_1024_b8 $segformer precision=bf16 model.arch=segformer_b2 augment.crop_size=[1024,1024] \
+    model.image_size=1024
+  segmentation_case bf16_segformer_b2_1024_b8_recompute $segformer precision=bf16 model.arch=segformer_b2 \
+    augment.crop_size=[1024,1024] model.image_size=1024 model.grad_checkpointing=true
+  [ "$DEVICE" = cuda ] || { echo "  micro_batch auto skipped: the search runs in GPU memory"; return 0; }
+  segmentation_case bf16_deeplabv3_r50_micro_batch_auto $deeplab precision=bf16 train.global_batch=64 train.micro_batch=auto \
+    train.max_steps=4 train.log_every=2
+  grep -h -e "micro-batch do not fit" -e "auto chose" "$RUNS/bf16_deeplabv3_r50_micro_batch_auto.log" | sed 's/^/    /' || true
 }
 
 section_profile() {

@@ -34,12 +34,12 @@ std::unique_ptr<Dataset> make_synthetic_dataset(int64_t samples, int channels, i
   return std::make_unique<SyntheticDataset>(samples, channels, classes);
 }
 
-SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> order, int64_t batch_size, int64_t image_size,
+SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> order, int64_t batch_size, SyntheticShape shape,
                                    const FeedOptions& options, uint64_t seed)
     : order_(std::move(order)), batch_size_(batch_size), device_(options.device) {
   at::Generator generator = at::detail::createCPUGenerator(seed);
   // Made on the CPU with its own generator (the run's random stream is left alone), then moved once.
-  const at::Tensor images = at::randn({batch_size, dataset.channels(), image_size, image_size}, generator, at::kFloat);
+  const at::Tensor images = at::randn({batch_size, dataset.channels(), shape.height, shape.width}, generator, at::kFloat);
   images_ = images.to(at::TensorOptions(device_).dtype(options.dtype))
                 .contiguous(options.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   // All the epoch's labels in one copy: a copy per batch from pageable memory would wait for the GPU
@@ -48,13 +48,16 @@ SyntheticBatches::SyntheticBatches(const Dataset& dataset, std::vector<int64_t> 
   std::vector<int64_t> labels(static_cast<size_t>(batches * batch_size_));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = dataset.label(static_cast<size_t>(dataset_index(order_[i])));
   labels_ = at::tensor(labels, at::kLong).to(device_);
+  if (shape.masks)
+    masks_ =
+        at::randint(dataset.num_classes(), {batch_size, shape.height, shape.width}, generator, at::TensorOptions(at::kByte)).to(device_);
 }
 
 std::optional<DeviceBatch> SyntheticBatches::next() {
   if ((next_ + 1) * batch_size_ > labels_.size(0)) return std::nullopt;
   DeviceBatch batch;
   batch.images = images_;
-  batch.targets = labels_.narrow(0, next_ * batch_size_, batch_size_);
+  batch.targets = masks_.defined() ? masks_ : labels_.narrow(0, next_ * batch_size_, batch_size_);
   batch.first_sample = order_[static_cast<size_t>(next_ * batch_size_)];
   ++next_;
   arrived();  // nothing to copy: the batch is on the device already

@@ -13,6 +13,7 @@
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/recipe/batch_plan.h"
 #include "cvtrain/recipe/recipe.h"
+#include "cvtrain/recipe/task_checks.h"
 #include "cvtrain/train/run_builder.h"
 #include "cvtrain/train/task.h"
 
@@ -45,8 +46,9 @@ EpochInput open_epoch_input(const TrainingRun& run, const Recipe& recipe, const 
   share.erase(share.begin(), share.begin() + first_batch * BatchPlan::of(recipe.train).per_rank());
   EpochInput input;
   if (recipe.data.format == DataFormat::kSynthetic) {
-    input.source = std::make_unique<SyntheticBatches>(train, std::move(share), options.batch_size, recipe.model.image_size, run.feed,
-                                                      options.transform.seed);
+    const auto [height, width] = crop_size(recipe);
+    const SyntheticShape shape{height, width, recipe.task == TaskKind::kSegmentation};
+    input.source = std::make_unique<SyntheticBatches>(train, std::move(share), options.batch_size, shape, run.feed, options.transform.seed);
   } else {
     FeedOptions feed = run.feed;
     feed.erase_mode = recipe.augment.random_erasing.mode;
