@@ -14,12 +14,15 @@
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/dataset_inspection.h"
 #include "cvtrain/data/image_folder.h"
+#include "cvtrain/data/pair_packing.h"
 #include "cvtrain/data/pipeline_bench.h"
 #include "cvtrain/data/sample_pipeline.h"
+#include "cvtrain/data/segmentation_dataset.h"
 #include "cvtrain/data/segmentation_inspection.h"
 #include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/observe/device_info.h"
 #include "cvtrain/observe/progress.h"
+#include "cvtrain/recipe/data_format.h"
 #include "cvtrain/tools/sample_preview.h"
 
 namespace cvtrain::cli {
@@ -43,6 +46,21 @@ void add_format_option(CLI::App& cmd, DataArgs& args) {
       ->check(CLI::IsMember({"auto", "idx", "imagefolder", "shards", "list", "voc", "ade20k", "cityscapes"}))
       ->capture_default_str();
   cmd.add_option("--root", args.root, "An image list's relative paths start from this folder, as data.root (default: the list's own)");
+}
+
+// How segmentation pairs' masks are read: the data section's keys, for tools without a recipe.
+void add_mask_options(CLI::App& cmd, DataArgs& args) {
+  cmd.add_option("--num-classes", args.num_classes,
+                 "Segmentation pairs: mask ids from 0 to N-1 are classes, others are reported (default: the layout's, VOC 21,\n"
+                 "Cityscapes 19; else any id)")
+      ->check(not_negative());
+  cmd.add_option("--ignore-index", args.ignore_index, "Segmentation pairs: the id of unlabelled pixels, as data.ignore_index")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
+  cmd.add_option("--reduce-zero-label", args.reduce_zero_label,
+                 "Segmentation pairs: id 0 ignored and every other one less, as data.reduce_zero_label (auto: ADE20K's)")
+      ->check(CLI::IsMember({"auto", "true", "false"}))
+      ->capture_default_str();
 }
 
 // `root`: an image list's data.root ("" for the list's folder); `empty`: whether an ImageFolder
@@ -75,13 +93,49 @@ std::function<void(size_t, size_t)> sample_progress(const std::string& doing, co
   };
 }
 
+// The data.format `data inspect`, `pack` and `bench` read PATH in, if it holds segmentation pairs
+// (a layout, or shards packed from pairs).
+std::optional<DataFormat> pairs_format(const DataArgs& args) {
+  for (DataFormat format : {DataFormat::kVoc, DataFormat::kAde20k, DataFormat::kCityscapes})
+    if (args.format == name_of(format)) return format;
+  if (args.format != "auto" && args.format != "shards") return std::nullopt;
+  if (args.format == "shards" && !packed_pairs_layout(args.source)) return std::nullopt;
+  if (!segmentation_layout_of(args.source)) return std::nullopt;
+  return pairs_format_of_path(args.source);
+}
+
+// PATH's pairs, their masks read as --num-classes, --ignore-index and --reduce-zero-label say.
+SegmentationDataset open_pairs(const DataArgs& args, DataFormat format) {
+  const SegmentationLayout layout = layout_at(format, args.source);
+  MaskCoding coding;
+  coding.ignore_index = static_cast<int>(args.ignore_index);
+  coding.reduce_zero_label = args.reduce_zero_label == "auto" ? layout == SegmentationLayout::kAde20k : args.reduce_zero_label == "true";
+  coding.num_classes = args.num_classes > 0 ? args.num_classes : static_cast<int64_t>(layout_class_names(layout).size());
+  return open_segmentation_pairs(format, args.source, coding, 0, args.root);
+}
+
+// Exit 1 when no pair was usable: an empty pack trains nothing.
+int run_pair_pack(const DataArgs& args, DataFormat format) {
+  const Stopwatch clock;
+  PackOptions options = args.pack;
+  options.progress = sample_progress("packing", clock);
+  const SegmentationDataset pairs = open_pairs(args, format);
+  log::info("packing {} image and mask pairs ({} layout) of {} into {} shard(s) in {}", pairs.size(), layout_name(pairs.layout()),
+            args.source, options.shards, args.destination);
+  const PackReport report = pack_segmentation_pairs(pairs, args.destination, options);
+  log::info("wrote {} pairs ({} progressive transcoded to baseline, {} skipped as unusable), {:.1f} MB in {}", report.written,
+            report.transcoded, report.skipped, static_cast<double>(report.bytes) / 1e6, format_duration(clock.seconds()));
+  return report.written > 0 ? 0 : kExitRuntimeError;
+}
+
 int run_data_pack(const DataArgs& args) {
-  const auto source = open_for_tool(args.source, args.format, args.root);
-  prepare_pack_folder(args.destination);
-  log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards, args.destination);
+  if (const auto format = pairs_format(args)) return run_pair_pack(args, *format);
   Stopwatch clock;
   PackOptions options = args.pack;
   options.progress = sample_progress("packing", clock);
+  const auto source = open_for_tool(args.source, args.format, args.root);
+  prepare_pack_folder(args.destination);
+  log::info("packing {} samples of {} into {} shard(s) in {}", source->size(), args.source, args.pack.shards, args.destination);
   const PackReport report = pack_shards(*source, source->class_names(), args.destination, options);
   log::info("wrote {} samples ({} re-encoded, {} progressive transcoded to baseline, {} skipped as unusable), {:.1f} MB in {}",
             report.written, report.reencoded, report.transcoded, report.skipped, static_cast<double>(report.bytes) / 1e6,
@@ -95,7 +149,9 @@ Command add_pack_command(CLI::App& data) {
       "pack",
       "Write SRC (an ImageFolder tree, image list, IDX file or shards) as packed shards in DST, samples in SRC's order;\n"
       "JPEGs that need no resize are copied byte for byte (progressive ones transcoded to baseline without\n"
-      "loss), everything else becomes JPEG");
+      "loss), everything else becomes JPEG. Segmentation pairs (a VOC split file, an ADE20K or Cityscapes split\n"
+      "folder, an image,mask list) are packed with their masks, images and masks byte for byte; a pair whose\n"
+      "mask is unreadable, of another size than its image or holds an id beyond --num-classes is skipped");
   cmd->add_option("src", args->source, "Source dataset")->required();
   cmd->add_option("dst", args->destination, "Output folder (created; only earlier shards in it are replaced)")->required();
   cmd->add_option("--shards", args->pack.shards, "Number of shard files")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -111,6 +167,7 @@ Command add_pack_command(CLI::App& data) {
                 "Store progressive JPEGs byte for byte too, rather than transcoded to baseline without loss (the same pixels; decoded\n"
                 "faster on the CPU, and on the GPU by nvJPEG)");
   add_format_option(*cmd, *args);
+  add_mask_options(*cmd, *args);
   return {cmd, [args] { return run_data_pack(*args); }};
 }
 
@@ -149,25 +206,8 @@ void print_copies_in(const std::string& other_path, const AgainstFinding& found)
         other_path.c_str(), found.look_alikes.copies, other_classes(found.look_alikes).c_str(), example_lines(found.look_alikes).c_str());
 }
 
-// The segmentation layout `data inspect` reads PATH in, if it holds pairs.
-std::optional<SegmentationLayout> pairs_layout(const DataArgs& args) {
-  for (SegmentationLayout layout : {SegmentationLayout::kVoc, SegmentationLayout::kAde20k, SegmentationLayout::kCityscapes})
-    if (args.format == layout_name(layout)) return layout;
-  return args.format == "auto" ? segmentation_layout_of(args.source) : std::nullopt;
-}
-
-// PATH's pairs, their masks read as --num-classes, --ignore-index and --reduce-zero-label say.
-SegmentationDataset open_pairs(const DataArgs& args, SegmentationLayout layout) {
-  MaskCoding coding;
-  coding.ignore_index = static_cast<int>(args.ignore_index);
-  coding.reduce_zero_label = args.reduce_zero_label == "auto" ? layout == SegmentationLayout::kAde20k : args.reduce_zero_label == "true";
-  coding.num_classes = args.num_classes > 0 ? args.num_classes : static_cast<int64_t>(layout_class_names(layout).size());
-  coding.palette = layout_palette(layout);
-  return SegmentationDataset(args.source, layout, coding, 0, args.root);
-}
-
-int inspect_pairs(const DataArgs& args, SegmentationLayout layout) {
-  const SegmentationDataset dataset = open_pairs(args, layout);
+int inspect_pairs(const DataArgs& args, DataFormat format) {
+  const SegmentationDataset dataset = open_pairs(args, format);
   SegmentationInspectOptions options;
   options.verify = args.verify;
   options.samples = static_cast<size_t>(args.inspect_samples);
@@ -212,20 +252,10 @@ Command add_inspect_command(CLI::App& data) {
                 "Print one JSON object instead: every class, the formats and JPEG codings, the side quantiles, what nvJPEG\n"
                 "takes, the unreadable samples, the copies and look-alikes (with --verify) and --against's findings; the exit\n"
                 "code as without");
-  cmd->add_option("--num-classes", args->num_classes,
-                  "Segmentation pairs: mask ids from 0 to N-1 are classes, others are reported (default: the layout's, VOC 21,\n"
-                  "Cityscapes 19; else the largest id seen)")
-      ->check(not_negative());
-  cmd->add_option("--ignore-index", args->ignore_index, "Segmentation pairs: the id of unlabelled pixels, as data.ignore_index")
-      ->check(CLI::Range(0, 255))
-      ->capture_default_str();
-  cmd->add_option("--reduce-zero-label", args->reduce_zero_label,
-                  "Segmentation pairs: id 0 ignored and every other one less, as data.reduce_zero_label (auto: ADE20K's)")
-      ->check(CLI::IsMember({"auto", "true", "false"}))
-      ->capture_default_str();
+  add_mask_options(*cmd, *args);
   add_format_option(*cmd, *args);
   return {cmd, [args] {
-            if (const auto layout = pairs_layout(*args)) return inspect_pairs(*args, *layout);
+            if (const auto format = pairs_format(*args)) return inspect_pairs(*args, *format);
             const auto dataset = open_for_tool(args->source, args->format, args->root, EmptyClasses::kKept);
             InspectOptions options;
             options.verify = args->verify || !args->against.empty();
@@ -283,12 +313,12 @@ void print_bench(const DataArgs& args, const PipelineBenchResult& r, bool pairs)
 }
 
 int run_data_bench(DataArgs args) {
-  if (const auto layout = pairs_layout(args)) {
+  if (const auto format = pairs_format(args)) {
     if (args.device != "cpu" || args.bench.decoder != "cpu" || args.bench.evaluation || !args.bench.auto_augment.empty())
       throw Error(
           "data bench of segmentation pairs times mmseg's training pipeline on the CPU; --device, --decoder, --eval and "
           "--auto-augment are for classification images");
-    print_bench(args, bench_pair_pipeline(open_pairs(args, *layout), args.bench), true);
+    print_bench(args, bench_pair_pipeline(open_pairs(args, *format), args.bench), true);
     return 0;
   }
   const auto dataset = open_for_tool(args.source, args.format, args.root);

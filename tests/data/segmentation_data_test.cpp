@@ -141,7 +141,7 @@ TEST_CASE("the layouts are told from their paths and list their pairs", "[segmen
     REQUIRE(segmentation_layout_of(split) == SegmentationLayout::kVoc);
     SegmentationDataset dataset(split, SegmentationLayout::kVoc, MaskCoding{21, 255, false, layout_palette(SegmentationLayout::kVoc)}, 0);
     REQUIRE(dataset.size() == 2);
-    CHECK(std::filesystem::path(dataset.image_path(0)).filename() == "b.jpg");
+    CHECK(std::filesystem::path(dataset.image_name(0)).filename() == "b.jpg");
     CHECK(dataset.read_mask(0).ids[0] == 2);
     CHECK(dataset.read_mask(1).ids[0] == 1);
     std::filesystem::remove(file("VOC2012/SegmentationClass/a.png"));

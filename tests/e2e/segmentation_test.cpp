@@ -210,6 +210,42 @@ TEST_CASE("a segmentation run stopped after an epoch resumes to the same weights
   CHECK(miou("straight").back() == miou("resumed").back());
 }
 
+TEST_CASE("pairs packed by data pack train to the same weights as their files, and data inspect counts the same pixels", "[e2e][venv]") {
+  TempDir dir;
+  const std::string shapes = make_shapes(dir, 24, 8, 48);
+  const auto packed =
+      run_cvtrain("data pack " + shapes + "/ImageSets/Segmentation/train.txt " + dir.file("packed/train") + " --shards 2", dir);
+  INFO(packed.output);
+  REQUIRE(packed.exit_code == 0);
+  CHECK_THAT(packed.output, Catch::Contains("wrote 24 pairs") && Catch::Contains("0 skipped"));
+  REQUIRE(run_cvtrain("data pack " + shapes + "/ImageSets/Segmentation/val.txt " + dir.file("packed/val"), dir).exit_code == 0);
+
+  const auto classes_of = [](const std::string& json) { return json.substr(json.find("\"classes\"")); };
+  const auto from_files = run_cvtrain("data inspect " + shapes + "/ImageSets/Segmentation/train.txt --num-classes 4 --json", dir);
+  const auto from_shards = run_cvtrain("data inspect " + dir.file("packed/train") + " --num-classes 4 --json --verify", dir);
+  INFO(from_shards.output);
+  REQUIRE(from_shards.exit_code == 0);
+  CHECK_THAT(from_shards.output, Catch::Contains("\"layout\": \"voc\", \"packed\": true") && Catch::Contains("\"pairs\": 24"));
+  CHECK(classes_of(from_shards.output) == classes_of(from_files.output));
+
+  const std::string small = "train.epochs=2 train.global_batch=8 augment.crop_size=[48,48] model.image_size=48";
+  const auto files_run = run_cvtrain(shapes_run(shapes, dir.file("files"), small), dir);
+  REQUIRE(files_run.exit_code == 0);
+  const auto shards_run = run_cvtrain("--recipe " + kShapesRecipe + " data.train=" + dir.file("packed/train") +
+                                          " data.val=" + dir.file("packed/val") + " output=" + dir.file("shards") + " " + small,
+                                      dir);
+  INFO(shards_run.output);
+  REQUIRE(shards_run.exit_code == 0);
+  const std::string a = cvtrain::testing::read_text(dir.file("files/model.pt")),
+                    b = cvtrain::testing::read_text(dir.file("shards/model.pt"));
+  CHECK(a.size() > 100000);
+  CHECK(a == b);
+  const auto miou = [&](const std::string& run) {
+    return cvtrain::testing::numbers_after(cvtrain::testing::read_text(dir.file(run + "/metrics.jsonl")), "miou");
+  };
+  CHECK(miou("files") == miou("shards"));
+}
+
 TEST_CASE("a sweep of a segmentation recipe ranks its trials by miou, and refuses top1 naming what the task reports", "[e2e][venv]") {
   TempDir dir;
   const std::string shapes = make_shapes(dir, 16, 8, 48);

@@ -26,11 +26,11 @@ std::pair<Image, LabelMask> SegmentationBatches::load(size_t index) {
   const RawSample raw = dataset_.read_image(index);
   const double read_s = read_clock.seconds();
   const Stopwatch decode_clock;
-  Image image = decode_image(raw.encoded, dataset_.image_path(index));
+  Image image = decode_image(raw.encoded, dataset_.image_name(index));
   LabelMask mask = dataset_.read_mask(index);
   if (mask.width != image.width || mask.height != image.height)
     throw Error(fmt::format("{}: the mask is {}x{}, its image {} is {}x{}; a mask labels its image's pixels one for one",
-                            dataset_.mask_path(index), mask.width, mask.height, dataset_.image_path(index), image.width, image.height));
+                            dataset_.mask_name(index), mask.width, mask.height, dataset_.image_name(index), image.width, image.height));
   if (timings_) {
     timings_->read_ns += static_cast<int64_t>(read_s * 1e9);
     timings_->decode_ns += static_cast<int64_t>(decode_clock.seconds() * 1e9);
@@ -80,7 +80,7 @@ Batch SegmentationBatches::make_evaluation(const std::vector<int64_t>& order, in
       batch.images = at::empty({count, fitted.height, fitted.width, 3}, at::kByte);
       batch.targets = at::empty({count, mask.height, mask.width}, at::kByte);
     } else if (batch.targets.size(1) != mask.height || batch.targets.size(2) != mask.width) {
-      throw Error(fmt::format("{}: evaluation batches hold images of one size, and this one is {}x{}", dataset_.image_path(index),
+      throw Error(fmt::format("{}: evaluation batches hold images of one size, and this one is {}x{}", dataset_.image_name(index),
                               mask.width, mask.height));
     }
     write_fitted(image, fitted, batch.images[i].data_ptr<uint8_t>());

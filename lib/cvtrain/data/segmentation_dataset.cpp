@@ -13,6 +13,7 @@
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_list.h"
+#include "cvtrain/data/shard_dataset.h"
 #include "cvtrain/recipe/data_format.h"
 
 namespace cvtrain {
@@ -192,7 +193,7 @@ std::optional<SegmentationLayout> segmentation_layout_of(const std::string& path
   const std::optional<DataFormat> format = pairs_format_of_path(path);
   if (!format) return std::nullopt;
   if (*format == DataFormat::kList && !(path_exists(path) && list_names_a_mask(path))) return std::nullopt;  // a classification list
-  return layout_of(*format);
+  return layout_at(*format, path);
 }
 
 SegmentationPairs list_segmentation_pairs(const std::string& path, SegmentationLayout layout, const std::string& root) {
@@ -242,14 +243,92 @@ std::vector<Colour> drawing_palette(SegmentationLayout layout, int64_t num_class
   return static_cast<int64_t>(palette.size()) >= num_classes ? palette : voc_palette();
 }
 
-SegmentationDataset::SegmentationDataset(const std::string& path, SegmentationLayout layout, MaskCoding coding, int64_t limit,
-                                         const std::string& root)
-    : layout_(layout), coding_(std::move(coding)), pairs_(list_segmentation_pairs(path, layout, root)) {
-  keep_spread_pairs(pairs_, limit);
+class PairStore {
+ public:
+  virtual ~PairStore() = default;
+  virtual size_t size() const = 0;
+  virtual std::vector<uint8_t> image(size_t index) const = 0;
+  virtual std::vector<uint8_t> mask(size_t index) const = 0;
+  virtual std::string image_name(size_t index) const = 0;
+  virtual std::string mask_name(size_t index) const = 0;
+};
+
+namespace {
+
+class PairFiles : public PairStore {
+ public:
+  explicit PairFiles(SegmentationPairs pairs) : pairs_(std::move(pairs)) {}
+  size_t size() const override { return pairs_.images.size(); }
+  std::vector<uint8_t> image(size_t index) const override { return read_file_bytes(pairs_.images[index]); }
+  std::vector<uint8_t> mask(size_t index) const override { return read_file_bytes(pairs_.masks[index]); }
+  std::string image_name(size_t index) const override { return pairs_.images[index]; }
+  std::string mask_name(size_t index) const override { return pairs_.masks[index]; }
+
+ private:
+  SegmentationPairs pairs_;
+};
+
+class PairShards : public PairStore {
+ public:
+  PairShards(const std::string& dir, int64_t limit) : shards_(dir, limit, ShardContents::kPairs) {}
+  size_t size() const override { return shards_.size(); }
+  std::vector<uint8_t> image(size_t index) const override { return shards_.read(index).encoded; }
+  std::vector<uint8_t> mask(size_t index) const override { return shards_.read_mask(index); }
+  std::string image_name(size_t index) const override { return shards_.describe(index); }
+  std::string mask_name(size_t index) const override { return shards_.describe_mask(index); }
+  std::vector<std::string> class_names() const { return shards_.class_names(); }
+
+ private:
+  ShardDataset shards_;
+};
+
+SegmentationPairs spread_pairs(const std::string& path, SegmentationLayout layout, int64_t limit, const std::string& root) {
+  SegmentationPairs pairs = list_segmentation_pairs(path, layout, root);
+  keep_spread_pairs(pairs, limit);
+  return pairs;
 }
 
+// The layout a packed folder's pairs.txt names.
+SegmentationLayout packed_layout(const std::string& dir) {
+  const std::optional<std::string> name = packed_pairs_layout(dir);
+  if (!name)
+    throw Error(
+        fmt::format("{}: {}, not segmentation pairs (no pairs.txt); `cvtrain data pack SRC DST` packs pairs from a VOC split "
+                    "file, an ADE20K or Cityscapes split folder or an image,mask list",
+                    dir, path_exists(fs::path(dir) / "classes.txt") ? "shards of images with class labels" : "no shards folder"));
+  for (SegmentationLayout layout :
+       {SegmentationLayout::kVoc, SegmentationLayout::kAde20k, SegmentationLayout::kCityscapes, SegmentationLayout::kList})
+    if (*name == layout_name(layout)) return layout;
+  throw Error(fmt::format("{}/pairs.txt: names layout '{}'; packed pairs come from voc, ade20k, cityscapes or list", dir, *name));
+}
+
+}  // namespace
+
+SegmentationDataset::SegmentationDataset(const std::string& path, SegmentationLayout layout, MaskCoding coding, int64_t limit,
+                                         const std::string& root)
+    : SegmentationDataset(std::make_shared<PairFiles>(spread_pairs(path, layout, limit, root)), layout, std::move(coding), false) {}
+
+SegmentationDataset::SegmentationDataset(std::shared_ptr<const PairStore> store, SegmentationLayout layout, MaskCoding coding, bool packed)
+    : store_(std::move(store)), layout_(layout), coding_(std::move(coding)), packed_(packed) {}
+
+SegmentationDataset SegmentationDataset::packed(const std::string& dir, MaskCoding coding, int64_t limit) {
+  const SegmentationLayout layout = packed_layout(dir);
+  auto shards = std::make_shared<PairShards>(dir, limit);
+  std::vector<std::string> names = shards->class_names();
+  coding.palette = layout_palette(layout);
+  SegmentationDataset pairs(std::move(shards), layout, std::move(coding), true);
+  if (!names.empty() && static_cast<int64_t>(names.size()) == pairs.num_classes()) pairs.set_class_names(std::move(names));
+  return pairs;
+}
+
+size_t SegmentationDataset::size() const { return store_->size(); }
+
+std::string SegmentationDataset::image_name(size_t index) const { return store_->image_name(index); }
+
+std::string SegmentationDataset::mask_name(size_t index) const { return store_->mask_name(index); }
+
 int64_t SegmentationDataset::label(size_t index) const {
-  throw Error(fmt::format("{}: a segmentation pair has a mask, not a class label", pairs_.images[index]));
+  throw Error(fmt::format("{}: a segmentation pair has a mask, not a class label", image_name(index)));
 }
 
 std::vector<std::string> SegmentationDataset::class_names() const {
@@ -275,22 +354,34 @@ SegmentationLayout layout_of(DataFormat format) {
   throw Error(fmt::format("data.format {} holds no segmentation pairs", name_of(format)));
 }
 
+SegmentationLayout layout_at(DataFormat format, const std::string& path) {
+  return format == DataFormat::kShards ? packed_layout(path) : layout_of(format);
+}
+
+SegmentationDataset open_segmentation_pairs(DataFormat format, const std::string& path, MaskCoding coding, int64_t limit,
+                                            const std::string& root) {
+  if (format == DataFormat::kShards) return SegmentationDataset::packed(path, std::move(coding), limit);
+  const SegmentationLayout layout = layout_of(format);
+  coding.palette = layout_palette(layout);
+  return SegmentationDataset(path, layout, std::move(coding), limit, root);
+}
+
 RawSample SegmentationDataset::read_image(size_t index) const {
   RawSample sample;
-  sample.encoded = read_file_bytes(pairs_.images[index]);
+  sample.encoded = store_->image(index);
   return sample;
 }
 
-LabelMask SegmentationDataset::read_mask(size_t index) const {
-  return decode_mask(read_file_bytes(pairs_.masks[index]), pairs_.masks[index], coding_);
-}
+std::vector<uint8_t> SegmentationDataset::read_mask_bytes(size_t index) const { return store_->mask(index); }
+
+LabelMask SegmentationDataset::read_mask(size_t index) const { return decode_mask(read_mask_bytes(index), mask_name(index), coding_); }
 
 std::pair<Image, LabelMask> SegmentationDataset::load(size_t index) const {
-  Image image = decode_image(read_image(index).encoded, pairs_.images[index]);
+  Image image = decode_image(read_image(index).encoded, image_name(index));
   LabelMask mask = read_mask(index);
   if (mask.width != image.width || mask.height != image.height)
-    throw Error(fmt::format("{}: the mask is {}x{}, its image {} is {}x{}; a mask labels its image's pixels one for one",
-                            pairs_.masks[index], mask.width, mask.height, pairs_.images[index], image.width, image.height));
+    throw Error(fmt::format("{}: the mask is {}x{}, its image {} is {}x{}; a mask labels its image's pixels one for one", mask_name(index),
+                            mask.width, mask.height, image_name(index), image.width, image.height));
   return {std::move(image), std::move(mask)};
 }
 

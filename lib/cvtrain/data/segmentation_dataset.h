@@ -1,7 +1,8 @@
 // Segmentation datasets: images paired with label masks, in the layouts people download them in
-// (Pascal VOC, ADE20K, Cityscapes) or listed in a CSV of `image,mask` rows.
+// (Pascal VOC, ADE20K, Cityscapes) or listed in a CSV of `image,mask` rows, or packed into shards.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,40 +47,60 @@ std::vector<Colour> layout_palette(SegmentationLayout layout);
 // class, else VOC's 256 (which lists use too).
 std::vector<Colour> drawing_palette(SegmentationLayout layout, int64_t num_classes);
 
+// Where a set's pairs are kept: their files, or shards packed from them (segmentation_dataset.cpp).
+class PairStore;
+
 // A Dataset whose samples are the pairs' images (read, describe, channels), with their masks
 // beside them. It has no labels: label() is an Error, so no classification path can take it.
 class SegmentationDataset : public Dataset {
  public:
   // `limit` > 0 keeps every k-th pair (data.max_samples).
   SegmentationDataset(const std::string& path, SegmentationLayout layout, MaskCoding coding, int64_t limit, const std::string& root = "");
-  size_t size() const override { return pairs_.images.size(); }
+  // The pairs `cvtrain data pack` wrote into DIR, read as the layout they were packed from reads
+  // (its palette set into `coding`); classes.txt names the classes where it names num_classes.
+  static SegmentationDataset packed(const std::string& dir, MaskCoding coding, int64_t limit);
+  size_t size() const override;
   int64_t label(size_t index) const override;
   int64_t num_classes() const override { return coding_.num_classes; }
   int channels() const override { return 3; }
   RawSample read(size_t index) const override { return read_image(index); }
-  std::string describe(size_t index) const override { return pairs_.images[index]; }
+  std::string describe(size_t index) const override { return image_name(index); }
   // data.class_names, else the layout's names where they are as many as the classes, else numbers.
   std::vector<std::string> class_names() const override;
   void set_class_names(std::vector<std::string> names) { names_ = std::move(names); }
   SegmentationLayout layout() const { return layout_; }
+  bool is_packed() const { return packed_; }
   const MaskCoding& coding() const { return coding_; }
-  const std::string& image_path(size_t index) const { return pairs_.images[index]; }
-  const std::string& mask_path(size_t index) const { return pairs_.masks[index]; }
+  // The files' paths, or in shards "DIR/shard-00000.cvts #7" (and "... #7 mask"), for messages.
+  std::string image_name(size_t index) const;
+  std::string mask_name(size_t index) const;
   // The image's file as stored (decoded later, at the scale its crop needs). Thread-safe.
   RawSample read_image(size_t index) const;
+  // The mask file's bytes as stored. Thread-safe.
+  std::vector<uint8_t> read_mask_bytes(size_t index) const;
   // The mask decoded and checked (label_mask.h); Error naming its file. Thread-safe.
   LabelMask read_mask(size_t index) const;
   // Both at full size, the mask's size checked against the image's (an Error naming both files).
   std::pair<Image, LabelMask> load(size_t index) const;
 
  private:
+  SegmentationDataset(std::shared_ptr<const PairStore> store, SegmentationLayout layout, MaskCoding coding, bool packed);
+
+  std::shared_ptr<const PairStore> store_;
   SegmentationLayout layout_;
   MaskCoding coding_;
-  SegmentationPairs pairs_;
+  bool packed_ = false;
   std::vector<std::string> names_;
 };
 
 // The layout of a pairs data.format (voc, ade20k, cityscapes, list).
 SegmentationLayout layout_of(DataFormat format);
+// The layout of the pairs at `path` in `format`: for shards, the one they were packed from.
+SegmentationLayout layout_at(DataFormat format, const std::string& path);
+
+// The pairs at `path` in data.format `format` (a layout, or shards of packed pairs), their masks
+// read as `coding` says with the layout's palette. `limit` and `root` as the constructor's.
+SegmentationDataset open_segmentation_pairs(DataFormat format, const std::string& path, MaskCoding coding, int64_t limit,
+                                            const std::string& root = "");
 
 }  // namespace cvtrain

@@ -10,7 +10,6 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/data/image_decode.h"
-#include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/strided_threads.h"
 
@@ -38,16 +37,16 @@ PairFindings inspect_pair(const SegmentationDataset& dataset, size_t index, int6
   unchecked.num_classes = 0;  // every id is counted here, the ones that are no class reported
   try {
     const std::vector<uint8_t> image = dataset.read_image(index).encoded;
-    const ImageSize size = stored_size(image, dataset.image_path(index));
-    const LabelMask mask = decode_mask(read_file_bytes(dataset.mask_path(index)), dataset.mask_path(index), unchecked);
+    const ImageSize size = stored_size(image, dataset.image_name(index));
+    const LabelMask mask = decode_mask(dataset.read_mask_bytes(index), dataset.mask_name(index), unchecked);
     found.pixels = id_counts(mask);
     if (mask.width != size.width || mask.height != size.height)
-      found.size_mismatch = fmt::format("{}: {}x{}, its image {} {}x{}", dataset.mask_path(index), mask.width, mask.height,
-                                        dataset.image_path(index), size.width, size.height);
+      found.size_mismatch = fmt::format("{}: {}x{}, its image {} {}x{}", dataset.mask_name(index), mask.width, mask.height,
+                                        dataset.image_name(index), size.width, size.height);
     std::vector<std::string> ids;
     for (int id = static_cast<int>(num_classes); id < 256; ++id)
       if (id != unchecked.ignore_index && found.pixels[id] > 0) ids.push_back(fmt::format("{} ({} pixels)", id, found.pixels[id]));
-    if (!ids.empty()) found.unknown_ids = fmt::format("{}: id {}", dataset.mask_path(index), join(ids, ", id "));
+    if (!ids.empty()) found.unknown_ids = fmt::format("{}: id {}", dataset.mask_name(index), join(ids, ", id "));
   } catch (const Error& e) {
     found.unreadable = e.what();
   }
@@ -81,6 +80,7 @@ SegmentationInspection inspect_segmentation(const SegmentationDataset& dataset, 
   SegmentationInspection out;
   out.path = path;
   out.layout = layout_name(dataset.layout());
+  out.packed = dataset.is_packed();
   out.pairs = dataset.size();
   out.ignore_index = dataset.coding().ignore_index;
   const std::vector<size_t> indices = spread(dataset.size(), options.samples, options.verify);
@@ -107,7 +107,7 @@ SegmentationInspection inspect_segmentation(const SegmentationDataset& dataset, 
   if (out.num_classes <= 0)
     for (int id = 255; id >= 0 && out.num_classes == 0; --id)
       if (id != out.ignore_index && out.pixels[id] > 0) out.num_classes = id + 1;
-  out.class_names = layout_class_names(dataset.layout());
+  out.class_names = dataset.class_names();
   if (static_cast<int64_t>(out.class_names.size()) != out.num_classes) out.class_names.clear();  // another class list in the layout
   for (int64_t id = static_cast<int64_t>(out.class_names.size()); id < out.num_classes; ++id) out.class_names.push_back(std::to_string(id));
   out.class_names.resize(static_cast<size_t>(out.num_classes));
@@ -117,8 +117,8 @@ SegmentationInspection inspect_segmentation(const SegmentationDataset& dataset, 
 std::string SegmentationInspection::summary(bool all_classes) const {
   uint64_t labelled = 0, all = 0;
   for (int id = 0; id < 256; ++id) all += pixels[id], labelled += id == ignore_index ? 0 : pixels[id];
-  std::string out = fmt::format("{} ({} layout): {} image and mask pairs; {} read{}\n", path, layout, pairs, looked_at,
-                                looked_at == pairs ? " (every pair)" : ", spread over the set (--verify reads every pair)");
+  std::string out = fmt::format("{} ({} layout{}): {} image and mask pairs; {} read{}\n", path, layout, packed ? ", packed" : "", pairs,
+                                looked_at, looked_at == pairs ? " (every pair)" : ", spread over the set (--verify reads every pair)");
   out += fmt::format("{} classes, {} of the pixels labelled ({:.1f}% are data.ignore_index {})\n", num_classes, labelled,
                      all ? 100.0 * static_cast<double>(all - labelled) / static_cast<double>(all) : 0.0, ignore_index);
   std::vector<int> order(static_cast<size_t>(num_classes));
@@ -154,11 +154,13 @@ std::string SegmentationInspection::json() const {
     classes.push_back(fmt::format("{{\"id\": {}, \"name\": {}, \"pixels\": {}, \"masks\": {}}}", id,
                                   json_string(class_names[static_cast<size_t>(id)]), pixels[id], masks_with[id]));
   return fmt::format(
-      "{{\"path\": {}, \"layout\": \"{}\", \"task\": \"segmentation\", \"pairs\": {}, \"looked_at\": {}, \"num_classes\": {}, "
+      "{{\"path\": {}, \"layout\": \"{}\", \"packed\": {}, \"task\": \"segmentation\", \"pairs\": {}, \"looked_at\": {}, \"num_classes\": "
+      "{}, "
       "\"ignore_index\": {}, \"ignored_pixels\": {}, \"classes\": [{}], \"size_mismatches\": {}, \"unknown_ids\": {}, \"unreadable\": "
       "{}}}\n",
-      json_string(path), layout, pairs, looked_at, num_classes, ignore_index, pixels[static_cast<size_t>(ignore_index) & 255],
-      join(classes, ", "), json_list(size_mismatches), json_list(unknown_ids), json_list(unreadable));
+      json_string(path), layout, packed ? "true" : "false", pairs, looked_at, num_classes, ignore_index,
+      pixels[static_cast<size_t>(ignore_index) & 255], join(classes, ", "), json_list(size_mismatches), json_list(unknown_ids),
+      json_list(unreadable));
 }
 
 }  // namespace cvtrain

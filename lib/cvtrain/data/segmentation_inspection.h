@@ -21,7 +21,8 @@ struct SegmentationInspectOptions {
 
 struct SegmentationInspection {
   std::string path;
-  std::string layout;  // "voc", ...
+  std::string layout;   // "voc", ...
+  bool packed = false;  // read from shards `cvtrain data pack` wrote
   size_t pairs = 0;
   size_t looked_at = 0;
   int64_t num_classes = 0;  // the classes checked against: the coding's, else the largest id seen + 1

@@ -17,6 +17,7 @@
 #include "cvtrain/core/crc32c.h"
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/log.h"
+#include "cvtrain/core/text_file.h"
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/jpeg_coding.h"
@@ -30,9 +31,12 @@ namespace fs = std::filesystem;
 // Version 1's index entries have no checksum; version 2 (written since) adds each sample's CRC-32C.
 constexpr char kMagicV1[8] = {'C', 'V', 'T', 'S', 'H', 'R', 'D', '1'};
 constexpr char kMagicV2[8] = {'C', 'V', 'T', 'S', 'H', 'R', 'D', '2'};
+constexpr char kMagicPairs[8] = {'C', 'V', 'T', 'P', 'A', 'I', 'R', '1'};
 constexpr size_t kFooterBytes = 24;
 constexpr size_t kIndexEntryBytesV1 = 16;
 constexpr size_t kIndexEntryBytesV2 = 20;
+constexpr size_t kIndexEntryBytesPairs = 32;
+constexpr const char* kPairsFile = "pairs.txt";
 
 uint64_t get_u64(const uint8_t* p) {
   uint64_t v = 0;
@@ -65,7 +69,46 @@ void read_exactly(int fd, void* buffer, size_t size, uint64_t offset, const std:
 
 std::string shard_name(size_t k) { return fmt::format("shard-{:05d}.cvts", k); }
 
+// What a shard's footer says it holds.
+enum class ShardVersion { kUnchecked, kChecked, kPairs };
+
+std::optional<ShardVersion> version_of(const uint8_t* magic) {
+  if (std::memcmp(magic, kMagicV2, sizeof kMagicV2) == 0) return ShardVersion::kChecked;
+  if (std::memcmp(magic, kMagicPairs, sizeof kMagicPairs) == 0) return ShardVersion::kPairs;
+  if (std::memcmp(magic, kMagicV1, sizeof kMagicV1) == 0) return ShardVersion::kUnchecked;
+  return std::nullopt;
+}
+
+size_t index_entry_bytes(ShardVersion version) {
+  switch (version) {
+    case ShardVersion::kUnchecked:
+      return kIndexEntryBytesV1;
+    case ShardVersion::kChecked:
+      return kIndexEntryBytesV2;
+    case ShardVersion::kPairs:
+      return kIndexEntryBytesPairs;
+  }
+  return kIndexEntryBytesV2;
+}
+
+// A shard holding the other kind of samples than the reader wants: what to do instead.
+std::string wrong_contents(const std::string& path, ShardContents wanted) {
+  if (wanted == ShardContents::kPairs)
+    return fmt::format(
+        "{}: holds images with class labels, not segmentation pairs; pack pairs from a VOC split file, an ADE20K or "
+        "Cityscapes split folder or an image,mask list (`cvtrain data pack SRC DST`), or train it with task: classification",
+        path);
+  return fmt::format("{}: holds segmentation pairs (images with masks); read it with task: segmentation", path);
+}
+
 }  // namespace
+
+std::optional<std::string> packed_pairs_layout(const std::string& dir) {
+  const std::optional<std::string> text = read_text_file((fs::path(dir) / kPairsFile).string());
+  if (!text) return std::nullopt;
+  const auto end = text->find_last_not_of(" \t\r\n");
+  return end == std::string::npos ? std::string() : text->substr(0, end + 1);
+}
 
 std::vector<std::string> shard_classes(const std::string& dir) {
   std::error_code ec;
@@ -78,14 +121,14 @@ std::vector<std::string> shard_classes(const std::string& dir) {
   return classes;
 }
 
-ShardDataset::ShardDataset(const std::string& dir, int64_t limit) : dir_(dir), classes_(shard_classes(dir)) {
+ShardDataset::ShardDataset(const std::string& dir, int64_t limit, ShardContents contents) : dir_(dir), classes_(shard_classes(dir)) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
     if (entry.path().extension() == ".cvts") shard_paths_.push_back(entry.path().string());
   if (ec) throw IoError(fmt::format("{}: cannot list ({})", dir, ec.message()));
   std::sort(shard_paths_.begin(), shard_paths_.end());
   if (shard_paths_.empty()) throw Error(fmt::format("{}: no shard-*.cvts files", dir));
-  for (uint32_t k = 0; k < shard_paths_.size(); ++k) read_index(k);
+  for (uint32_t k = 0; k < shard_paths_.size(); ++k) read_index(k, contents);
   if (entries_.empty()) throw Error(fmt::format("{}: the shards hold no samples", dir));
   if (limit > 0 && static_cast<size_t>(limit) < entries_.size()) {
     // Every k-th sample, as ImageFolder does, so a limited run keeps every class.
@@ -100,7 +143,7 @@ ShardDataset::~ShardDataset() {
   for (int fd : fds_) ::close(fd);
 }
 
-void ShardDataset::read_index(uint32_t shard) {
+void ShardDataset::read_index(uint32_t shard, ShardContents contents) {
   const std::string& path = shard_paths_[shard];
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IoError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
@@ -110,47 +153,68 @@ void ShardDataset::read_index(uint32_t shard) {
   uint8_t footer[kFooterBytes];
   read_exactly(fd, footer, kFooterBytes, static_cast<uint64_t>(file_size) - kFooterBytes, path);
   // The footer is written last: without it the file is cut short (an interrupted pack or copy) or no shard.
-  const bool checksummed = std::memcmp(footer + 16, kMagicV2, sizeof kMagicV2) == 0;
-  if (!checksummed && std::memcmp(footer + 16, kMagicV1, sizeof kMagicV1) != 0)
+  const std::optional<ShardVersion> version = version_of(footer + 16);
+  if (!version)
     throw Error(fmt::format("{}: no shard footer at its end: the file is truncated (an interrupted pack or copy) or not a cvtrain "
                             "shard; copy it again or rebuild the folder with cvtrain data pack",
                             path));
   const uint64_t count = get_u64(footer), index_offset = get_u64(footer + 8);
   const auto index_end = static_cast<uint64_t>(file_size) - kFooterBytes;
-  const size_t entry_bytes = checksummed ? kIndexEntryBytesV2 : kIndexEntryBytesV1;
+  if ((*version == ShardVersion::kPairs) != (contents == ShardContents::kPairs)) throw Error(wrong_contents(path, contents));
+  const bool checksummed = *version != ShardVersion::kUnchecked, pairs = *version == ShardVersion::kPairs;
+  const size_t entry_bytes = index_entry_bytes(*version);
   if (index_offset > index_end || (index_end - index_offset) / entry_bytes != count || (index_end - index_offset) % entry_bytes)
     throw Error(fmt::format("{}: index of {} entries does not fit the file (truncated or overwritten?)", path, count));
   std::vector<uint8_t> index(index_end - index_offset);
   read_exactly(fd, index.data(), index.size(), index_offset, path);
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* e = index.data() + i * entry_bytes;
-    Entry entry{shard,           static_cast<uint32_t>(i),          get_u64(e), get_u32(e + 8),
-                get_u32(e + 12), checksummed ? get_u32(e + 16) : 0, checksummed};
-    if (entry.offset + entry.size > index_offset)
+    Entry entry{shard, static_cast<uint32_t>(i), get_u64(e), get_u32(e + 8), 0, 0, checksummed};
+    if (pairs) {
+      entry.checksum = get_u32(e + 12);
+      entry.mask_offset = get_u64(e + 16), entry.mask_size = get_u32(e + 24), entry.mask_checksum = get_u32(e + 28);
+    } else {
+      entry.label = get_u32(e + 12);
+      entry.checksum = checksummed ? get_u32(e + 16) : 0;
+    }
+    if (entry.offset + entry.size > index_offset || entry.mask_offset + entry.mask_size > index_offset)
       throw Error(fmt::format("{}: sample {} lies outside the data section", path, i));
-    if (entry.label >= classes_.size())
+    if (!pairs && entry.label >= classes_.size())
       throw Error(fmt::format("{}: sample {} has label {} but classes.txt lists {} classes", path, i, entry.label, classes_.size()));
     entries_.push_back(entry);
   }
 }
 
-RawSample ShardDataset::read(size_t index) const {
-  const Entry& e = entries_[index];
-  RawSample sample;
-  sample.encoded.resize(e.size);
-  read_exactly(fds_[e.shard], sample.encoded.data(), e.size, e.offset, describe(index));
-  if (e.checksummed && crc32c(sample.encoded.data(), e.size) != e.checksum)
+std::vector<uint8_t> ShardDataset::read_checked(uint32_t shard, uint64_t offset, uint32_t size, uint32_t checksum, bool checksummed,
+                                                const std::string& name) const {
+  std::vector<uint8_t> bytes(size);
+  read_exactly(fds_[shard], bytes.data(), size, offset, name);
+  if (checksummed && crc32c(bytes.data(), size) != checksum)
     throw Error(
         fmt::format("{}: its bytes changed since it was packed (CRC-32C {:08x}, packed as {:08x}): a damaged copy or disk; "
                     "copy the shard again, or repack (`cvtrain data inspect --verify` lists every damaged sample)",
-                    describe(index), crc32c(sample.encoded.data(), e.size), e.checksum));
+                    name, crc32c(bytes.data(), size), checksum));
+  return bytes;
+}
+
+RawSample ShardDataset::read(size_t index) const {
+  const Entry& e = entries_[index];
+  RawSample sample;
+  sample.encoded = read_checked(e.shard, e.offset, e.size, e.checksum, e.checksummed, describe(index));
   return sample;
+}
+
+std::vector<uint8_t> ShardDataset::read_mask(size_t index) const {
+  const Entry& e = entries_[index];
+  return read_checked(e.shard, e.mask_offset, e.mask_size, e.mask_checksum, true, describe_mask(index));
 }
 
 std::string ShardDataset::describe(size_t index) const {
   const Entry& e = entries_[index];
   return fmt::format("{} #{}", shard_paths_[e.shard], e.position);
 }
+
+std::string ShardDataset::describe_mask(size_t index) const { return describe(index) + " mask"; }
 
 uint64_t ShardDataset::encoded_bytes() const {
   uint64_t total = 0;
@@ -172,21 +236,38 @@ Image shrink_shorter_side(const Image& image, int target) {
   return Image{std::vector<uint8_t>(dst.data, dst.data + dst.total() * dst.elemSize()), h, w, image.channels};
 }
 
+// One sample as a shard stores it.
 struct Packed {
   std::vector<uint8_t> bytes;
   bool reencoded = false;
   bool transcoded = false;
+  ImageSize size;             // the stored image's
+  std::vector<uint8_t> mask;  // pairs: the mask file
+  uint32_t label = 0;         // labelled images
 };
 
-// A JPEG that needs no resize: byte for byte, or a progressive one as baseline (same pixels).
-Packed stored_as_is(std::vector<uint8_t> jpeg, const std::string& name, const PackOptions& options) {
-  const auto coding = jpeg_coding(jpeg);
-  if (options.keep_progressive || !coding || !progressive_to_transcode(*coding)) return Packed{std::move(jpeg), false, false};
-  return Packed{transcode_to_baseline(jpeg, name), false, true};
+// Makes sample i's record; throws Error for an unusable sample (skipped with a warning).
+using SamplePacker = std::function<Packed(size_t)>;
+
+Packed image_record(std::vector<uint8_t> bytes, ImageSize size, bool reencoded, bool transcoded) {
+  Packed packed;
+  packed.bytes = std::move(bytes);
+  packed.size = size;
+  packed.reencoded = reencoded;
+  packed.transcoded = transcoded;
+  return packed;
 }
 
-// The bytes stored for one sample: the original JPEG when it needs no change, else a new JPEG.
-Packed pack_one(const Dataset& source, size_t index, const PackOptions& options) {
+// A JPEG that needs no resize: byte for byte, or a progressive one as baseline (same pixels).
+Packed stored_as_is(std::vector<uint8_t> jpeg, ImageSize size, const std::string& name, const PackOptions& options) {
+  const auto coding = jpeg_coding(jpeg);
+  if (options.keep_progressive || !coding || !progressive_to_transcode(*coding)) return image_record(std::move(jpeg), size, false, false);
+  return image_record(transcode_to_baseline(jpeg, name), size, false, true);
+}
+
+// The bytes stored for one sample: the original JPEG when it needs no change (any original file
+// with keep_other_formats), else a new JPEG.
+Packed pack_image(const Dataset& source, size_t index, const PackOptions& options) {
   RawSample raw = source.read(index);
   const std::string name = source.describe(index);
   if (!raw.has_pixels()) {
@@ -196,24 +277,28 @@ Packed pack_one(const Dataset& source, size_t index, const PackOptions& options)
     const bool small_enough = size && (options.resize <= 0 || std::min(size->width, size->height) <= options.resize);
     if (small_enough) {
       decode_image(raw.encoded, name);  // a corrupt file is skipped now, not at training time
-      return stored_as_is(std::move(raw.encoded), name, options);
+      return stored_as_is(std::move(raw.encoded), *size, name, options);
     }
     raw.image = decode_image(raw.encoded, name);
+    if (options.keep_other_formats && options.resize <= 0)
+      return image_record(std::move(raw.encoded), ImageSize{raw.image.width, raw.image.height}, false, false);
   }
-  return Packed{encode_jpeg(shrink_shorter_side(raw.image, static_cast<int>(options.resize)), static_cast<int>(options.quality)), true};
+  const Image stored = shrink_shorter_side(raw.image, static_cast<int>(options.resize));
+  return image_record(encode_jpeg(stored, static_cast<int>(options.quality)), ImageSize{stored.width, stored.height}, true, false);
 }
 
 // Only a previous pack's files (or an interrupted pack's .tmp) may be replaced in a pack folder.
-bool is_pack_file(const fs::path& p) { return p.extension() == ".cvts" || p.extension() == ".tmp" || p.filename() == "classes.txt"; }
+bool is_pack_file(const fs::path& p) {
+  return p.extension() == ".cvts" || p.extension() == ".tmp" || p.filename() == "classes.txt" || p.filename() == kPairsFile;
+}
 
 // Samples [first, last) packed by `workers` threads; nullopt for an unusable one (warned). Anything
 // else a thread meets (storage lost, memory) ends the pack with its message.
-std::vector<std::optional<Packed>> pack_block(const Dataset& source, size_t first, size_t last, size_t workers,
-                                              const PackOptions& options) {
+std::vector<std::optional<Packed>> pack_block(const SamplePacker& pack, size_t first, size_t last, size_t workers) {
   std::vector<std::optional<Packed>> packed(last - first);
   for_each_strided(first, last, workers, [&](size_t i) {
     try {
-      packed[i - first] = pack_one(source, i, options);
+      packed[i - first] = pack(i);
     } catch (const Error& e) {
       log::warn("skipping unusable sample: {}", e.what());
     }
@@ -221,8 +306,16 @@ std::vector<std::optional<Packed>> pack_block(const Dataset& source, size_t firs
   return packed;
 }
 
-// Writes samples [begin, end) of `source` as one shard file at `path`.
-PackReport write_shard(const Dataset& source, size_t begin, size_t end, const std::string& path, const PackOptions& options) {
+void put_record(std::ofstream& out, std::string& index, uint64_t& offset, const std::vector<uint8_t>& bytes) {
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  put_u64(index, offset);
+  put_u32(index, static_cast<uint32_t>(bytes.size()));
+  offset += bytes.size();
+}
+
+// Writes samples [begin, end) of `total` as one shard file at `path` (pairs: image and mask records).
+PackReport write_shard(const SamplePacker& pack, size_t total, bool pairs, size_t begin, size_t end, const std::string& path,
+                       const PackOptions& options) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw Error(fmt::format("{}: cannot write", path));
   PackReport report;
@@ -232,29 +325,30 @@ PackReport write_shard(const Dataset& source, size_t begin, size_t end, const st
   const size_t block = 64 * workers;
   for (size_t first = begin; first < end; first += block) {
     const size_t last = std::min(end, first + block);
-    const std::vector<std::optional<Packed>> packed = pack_block(source, first, last, workers, options);
+    const std::vector<std::optional<Packed>> packed = pack_block(pack, first, last, workers);
     for (size_t i = first; i < last; ++i) {
       if (!packed[i - first]) {
         ++report.skipped;
         continue;
       }
       const Packed& p = *packed[i - first];
-      out.write(reinterpret_cast<const char*>(p.bytes.data()), static_cast<std::streamsize>(p.bytes.size()));
-      put_u64(index, offset);
-      put_u32(index, static_cast<uint32_t>(p.bytes.size()));
-      put_u32(index, static_cast<uint32_t>(source.label(i)));
+      put_record(out, index, offset, p.bytes);
+      if (!pairs) put_u32(index, p.label);
       put_u32(index, crc32c(p.bytes.data(), p.bytes.size()));
-      offset += p.bytes.size();
+      if (pairs) {
+        put_record(out, index, offset, p.mask);
+        put_u32(index, crc32c(p.mask.data(), p.mask.size()));
+      }
       ++count;
       report.reencoded += p.reencoded ? 1 : 0;
       report.transcoded += p.transcoded ? 1 : 0;
     }
-    if (options.progress) options.progress(last, source.size());  // shards cover [0, n) in order: `last` are done
+    if (options.progress) options.progress(last, total);  // shards cover [0, n) in order: `last` are done
   }
   std::string footer;
   put_u64(footer, count);
   put_u64(footer, offset);
-  footer.append(kMagicV2, sizeof kMagicV2);
+  footer.append(pairs ? kMagicPairs : kMagicV2, sizeof kMagicV2);
   out.write(index.data(), static_cast<std::streamsize>(index.size()));
   out.write(footer.data(), static_cast<std::streamsize>(footer.size()));
   out.close();
@@ -275,6 +369,49 @@ void replace_earlier_pack(const std::string& dir, size_t shards) {
     fs::rename(final_path.string() + ".tmp", final_path);
   }
   fs::rename(fs::path(dir) / "classes.txt.tmp", fs::path(dir) / "classes.txt");
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / (std::string(kPairsFile) + ".tmp"), ec))
+    fs::rename(fs::path(dir) / (std::string(kPairsFile) + ".tmp"), fs::path(dir) / kPairsFile);
+  else
+    fs::remove(fs::path(dir) / kPairsFile, ec);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) throw Error(fmt::format("{}: write failed", path));
+}
+
+// The shards of `total` samples made by `pack`, then classes.txt (and pairs.txt naming `layout`),
+// all as .tmp until the earlier pack is replaced at once.
+PackReport write_pack(const SamplePacker& pack, size_t total, const std::vector<std::string>& class_names, const std::string& layout,
+                      const std::string& dir, const PackOptions& options) {
+  // classes.txt holds one name a line: a name with a line break in it would shift every label after it.
+  for (const std::string& name : class_names)
+    if (name.find_first_of("\r\n") != std::string::npos)
+      throw Error(fmt::format("class name '{}' holds a line break, which classes.txt cannot keep; rename that class folder", name));
+  prepare_pack_folder(dir);
+  // Everything is written as .tmp first, so a pack that fails or is interrupted leaves the folder's
+  // earlier pack whole (and a folder packed onto itself is read to the end before it is replaced).
+  PackReport report;
+  const size_t n = total;
+  const auto shards = static_cast<size_t>(std::clamp<int64_t>(options.shards, 1, static_cast<int64_t>(std::max<size_t>(n, 1))));
+  for (size_t k = 0; k < shards; ++k) {
+    const PackReport shard = write_shard(pack, total, !layout.empty(), k * n / shards, (k + 1) * n / shards,
+                                         (fs::path(dir) / shard_name(k)).string() + ".tmp", options);
+    report.written += shard.written;
+    report.skipped += shard.skipped;
+    report.reencoded += shard.reencoded;
+    report.transcoded += shard.transcoded;
+    report.bytes += shard.bytes;
+  }
+  std::string names;
+  for (const auto& name : class_names) names += name + "\n";
+  write_text((fs::path(dir) / "classes.txt.tmp").string(), names);
+  if (!layout.empty()) write_text((fs::path(dir) / kPairsFile).string() + ".tmp", layout + "\n");
+  replace_earlier_pack(dir, shards);
+  return report;
 }
 
 }  // namespace
@@ -287,7 +424,8 @@ void prepare_pack_folder(const std::string& dir) {
   std::vector<fs::path> interrupted;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (!is_pack_file(entry.path()))
-      throw Error(fmt::format("{}: holds other files ({}); pack into an empty or shard-only folder", dir, entry.path().filename().string()));
+      throw Error(
+          fmt::format("{}: holds other files ({}); pack into an empty or shard-only folder", dir, entry.path().filename().string()));
     if (entry.path().extension() == ".tmp") interrupted.push_back(entry.path());
   }
   for (const auto& path : interrupted) fs::remove(path);
@@ -295,32 +433,25 @@ void prepare_pack_folder(const std::string& dir) {
 
 PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
                        const PackOptions& options) {
-  // classes.txt holds one name a line: a name with a line break in it would shift every label after it.
-  for (const std::string& name : class_names)
-    if (name.find_first_of("\r\n") != std::string::npos)
-      throw Error(fmt::format("class name '{}' holds a line break, which classes.txt cannot keep; rename that class folder", name));
-  prepare_pack_folder(dir);
-  // Everything is written as .tmp first, so a pack that fails or is interrupted leaves the folder's
-  // earlier pack whole (and a folder packed onto itself is read to the end before it is replaced).
-  PackReport report;
-  const size_t n = source.size();
-  const auto shards = static_cast<size_t>(std::clamp<int64_t>(options.shards, 1, static_cast<int64_t>(std::max<size_t>(n, 1))));
-  for (size_t k = 0; k < shards; ++k) {
-    const PackReport shard =
-        write_shard(source, k * n / shards, (k + 1) * n / shards, (fs::path(dir) / shard_name(k)).string() + ".tmp", options);
-    report.written += shard.written;
-    report.skipped += shard.skipped;
-    report.reencoded += shard.reencoded;
-    report.transcoded += shard.transcoded;
-    report.bytes += shard.bytes;
-  }
-  const std::string names_path = (fs::path(dir) / "classes.txt.tmp").string();
-  std::ofstream names(names_path);
-  for (const auto& name : class_names) names << name << "\n";
-  names.close();
-  if (!names) throw Error(fmt::format("{}: write failed", names_path));
-  replace_earlier_pack(dir, shards);
-  return report;
+  const SamplePacker pack = [&](size_t i) {
+    Packed packed = pack_image(source, i, options);
+    packed.label = static_cast<uint32_t>(source.label(i));
+    return packed;
+  };
+  return write_pack(pack, source.size(), class_names, "", dir, options);
+}
+
+PackReport pack_pair_shards(const Dataset& images, const PackedMask& masks, const std::vector<std::string>& class_names,
+                            const std::string& layout, const std::string& dir, const PackOptions& options) {
+  if (options.resize > 0) throw Error("--resize cannot pack segmentation pairs: masks are never resampled; pack them at their size");
+  PackOptions kept = options;
+  kept.keep_other_formats = true;
+  const SamplePacker pack = [&](size_t i) {
+    Packed packed = pack_image(images, i, kept);
+    packed.mask = masks(i, packed.size);
+    return packed;
+  };
+  return write_pack(pack, images.size(), class_names, layout, dir, kept);
 }
 
 }  // namespace cvtrain

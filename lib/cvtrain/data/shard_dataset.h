@@ -5,10 +5,15 @@
 // footer: count u64, index offset u64, magic "CVTSHRD2" (all little-endian). Written by `cvtrain
 // data pack`. Shards of version 1 ("CVTSHRD1", index entries without the checksum) still read.
 // A sample whose bytes no longer match their checksum is unreadable, as a corrupt image is.
+// Segmentation pairs ("CVTPAIR1") store each image's bytes followed by its mask file's, both as
+// they were, and index entries of (image offset u64, size u32, CRC-32C u32, mask offset u64, size
+// u32, CRC-32C u32); DIR's pairs.txt names the layout they were packed from (voc, ade20k,
+// cityscapes, list), which decides how their masks' colours read, as it does for the files.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +24,16 @@ namespace cvtrain {
 // DIR's classes.txt: line i names label i. Throws Error when DIR has none.
 std::vector<std::string> shard_classes(const std::string& dir);
 
+// DIR's pairs.txt: the layout its segmentation pairs were packed from; nullopt for shards of labelled images.
+std::optional<std::string> packed_pairs_layout(const std::string& dir);
+
+enum class ShardContents { kLabelledImages, kPairs };
+
 class ShardDataset : public Dataset {
  public:
-  // Reads every shard's index; throws Error naming the shard for a malformed one.
-  ShardDataset(const std::string& dir, int64_t limit);
+  // Reads every shard's index; throws Error naming the shard for a malformed one, and naming what
+  // the folder holds when that is not `contents` (pairs read as classification, or the other way).
+  ShardDataset(const std::string& dir, int64_t limit, ShardContents contents = ShardContents::kLabelledImages);
   ~ShardDataset() override;
   ShardDataset(const ShardDataset&) = delete;
   ShardDataset& operator=(const ShardDataset&) = delete;
@@ -32,6 +43,9 @@ class ShardDataset : public Dataset {
   int channels() const override { return 3; }
   RawSample read(size_t index) const override;
   std::string describe(size_t index) const override;
+  // Pairs: sample `index`'s mask file as packed (its CRC-32C checked), and its name for messages.
+  std::vector<uint8_t> read_mask(size_t index) const;
+  std::string describe_mask(size_t index) const;
   std::vector<std::string> class_names() const override { return classes_; }
   const std::vector<std::string>& shard_files() const { return shard_paths_; }
   uint64_t encoded_bytes() const;
@@ -45,8 +59,13 @@ class ShardDataset : public Dataset {
     uint32_t label;
     uint32_t checksum;  // CRC-32C of the bytes, where `checksummed` (version 2)
     bool checksummed;
+    uint64_t mask_offset = 0;  // pairs
+    uint32_t mask_size = 0;
+    uint32_t mask_checksum = 0;
   };
-  void read_index(uint32_t shard);
+  void read_index(uint32_t shard, ShardContents contents);
+  std::vector<uint8_t> read_checked(uint32_t shard, uint64_t offset, uint32_t size, uint32_t checksum, bool checksummed,
+                                    const std::string& name) const;
 
   std::string dir_;
   std::vector<std::string> classes_;
@@ -62,6 +81,7 @@ struct PackOptions {
   int64_t workers = 2;    // decode/encode threads
   int64_t max_image_pixels = kDefaultMaxImagePixels;  // larger images are skipped as unusable, on their header's size (0 = no limit)
   bool keep_progressive = false;  // store progressive JPEGs as they are rather than transcoded to baseline (same pixels)
+  bool keep_other_formats = false;  // store images that are no JPEG (PNG) byte for byte too, rather than as new JPEGs
   // Called on the packing thread after each block of samples with how many of the source's are done
   // (written or skipped) and their total, the last call with all of them; unset: nothing.
   std::function<void(size_t done, size_t total)> progress;
@@ -84,5 +104,16 @@ void prepare_pack_folder(const std::string& dir);
 // DIR's earlier pack is replaced only once the new one is complete.
 PackReport pack_shards(const Dataset& source, const std::vector<std::string>& class_names, const std::string& dir,
                        const PackOptions& options);
+
+// Sample `index`'s mask file, checked against its image's size; throws Error naming what is wrong,
+// and the pair is skipped as unusable.
+using PackedMask = std::function<std::vector<uint8_t>(size_t index, ImageSize image)>;
+
+// Packs segmentation pairs as pack_shards packs images (`images` gives each pair's image, `masks`
+// its mask), with DIR's pairs.txt naming `layout`. Images are stored byte for byte whatever their
+// format (progressive JPEGs transcoded to baseline as above), masks as they are: the shards read
+// back the same pixels and ids as the files. options.resize is refused: a mask is never resampled.
+PackReport pack_pair_shards(const Dataset& images, const PackedMask& masks, const std::vector<std::string>& class_names,
+                            const std::string& layout, const std::string& dir, const PackOptions& options);
 
 }  // namespace cvtrain

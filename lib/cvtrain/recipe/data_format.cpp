@@ -86,6 +86,8 @@ std::optional<DataFormat> pairs_format_of_path(const std::string& path) {
   if (ext == ".txt" && p.parent_path().filename() == "Segmentation" && p.parent_path().parent_path().filename() == "ImageSets")
     return DataFormat::kVoc;
   if (ext == ".csv" || ext == ".tsv") return DataFormat::kList;
+  std::error_code ec;
+  if (fs::exists(p / "pairs.txt", ec) && fs::exists(p / "classes.txt", ec)) return DataFormat::kShards;  // `cvtrain data pack` of pairs
   if (split_folder_under(p, "images", "annotations")) return DataFormat::kAde20k;
   if (split_folder_under(p, "leftImg8bit", "gtFine")) return DataFormat::kCityscapes;
   return std::nullopt;
@@ -98,8 +100,8 @@ bool is_pairs_format(DataFormat format) {
 std::string no_pairs_message(const std::string& path) {
   return fmt::format(
       "'{}' holds no segmentation pairs cvtrain reads: give a VOC split file (VOC2012/ImageSets/Segmentation/train.txt), a "
-      "split folder of ADE20K (ADEChallengeData2016/images/training) or Cityscapes (leftImg8bit/train), or a .csv/.tsv list "
-      "of image,mask rows (datasets/README.md, \"Segmentation pairs\")",
+      "split folder of ADE20K (ADEChallengeData2016/images/training) or Cityscapes (leftImg8bit/train), a .csv/.tsv list "
+      "of image,mask rows, or a folder `cvtrain data pack` packed pairs into (datasets/README.md, \"Segmentation pairs\")",
       path);
 }
 

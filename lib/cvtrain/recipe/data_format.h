@@ -20,7 +20,8 @@ std::optional<DataFormat> format_of_path(const std::string& path);
 
 // task: segmentation's pairs: a split file under ImageSets/Segmentation/ is voc, a split folder
 // under images/ with annotations/ beside it ade20k, under leftImg8bit/ with gtFine/ cityscapes, a
-// .csv or .tsv file a list of image,mask rows; anything else nullopt.
+// .csv or .tsv file a list of image,mask rows, a folder of shards with pairs.txt (`cvtrain data
+// pack` of pairs) shards; anything else nullopt.
 std::optional<DataFormat> pairs_format_of_path(const std::string& path);
 // The formats that hold segmentation pairs (list among them: a list of image,mask rows).
 bool is_pairs_format(DataFormat format);

@@ -23,9 +23,10 @@ void check_pair(const std::vector<double>& values, const char* key, const char* 
 // Classification's augmentations and losses have no meaning for masks (a mixed or erased image
 // has no mask to go with it).
 void check_segmentation(const Recipe& r, const KeyFailure& fail) {
-  if (r.data.format != DataFormat::kAuto && r.data.format != DataFormat::kSynthetic && !is_pairs_format(r.data.format))
+  if (r.data.format != DataFormat::kAuto && r.data.format != DataFormat::kSynthetic && r.data.format != DataFormat::kShards &&
+      !is_pairs_format(r.data.format))
     fail("data.format", fmt::format("{} holds images with class labels; task: segmentation reads image and mask pairs: voc, ade20k, "
-                                    "cityscapes, a list of image,mask rows, or synthetic crops and masks",
+                                    "cityscapes, a list of image,mask rows, shards of pairs packed from them, or synthetic crops and masks",
                                     name_of(r.data.format)));
   const AugmentSpec& a = r.augment;
   const std::vector<std::pair<const char*, bool>> classification_only{

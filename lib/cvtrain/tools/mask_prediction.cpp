@@ -65,14 +65,20 @@ class FittedImages : public BatchMaker {
   std::vector<std::string> errors_;
 };
 
-// The colours of the data's layout (data.format, else told from data.train's path), else VOC's.
+// The colours of the data's layout (data.format, else told from data.train's path; packed pairs:
+// the layout they were packed from), else VOC's.
 std::vector<Colour> mask_palette(const Recipe& recipe) {
   std::optional<DataFormat> format;
-  if (is_pairs_format(recipe.data.format))
+  if (is_pairs_format(recipe.data.format) || recipe.data.format == DataFormat::kShards)
     format = recipe.data.format;
   else if (!recipe.data.train.empty())
     format = pairs_format_of_path(recipe.data.train);
-  return drawing_palette(format ? layout_of(*format) : SegmentationLayout::kList, recipe.model.num_classes);
+  SegmentationLayout layout = SegmentationLayout::kList;
+  try {
+    if (format) layout = layout_at(*format, recipe.data.train);
+  } catch (const Error&) {  // the training pairs are not on this machine (predict needs only the weights): VOC's colours
+  }
+  return drawing_palette(layout, recipe.model.num_classes);
 }
 
 // File stems as output names, a number added where two files share one ("photo", "photo_2").

@@ -40,9 +40,7 @@ std::unique_ptr<Dataset> open_pairs(const Recipe& recipe, const std::string& pat
   coding.num_classes = recipe.model.num_classes;
   coding.ignore_index = static_cast<int>(recipe.data.ignore_index);
   coding.reduce_zero_label = recipe.data.reduce_zero_label;
-  const SegmentationLayout layout = layout_of(recipe.data.format);
-  coding.palette = layout_palette(layout);
-  auto pairs = std::make_unique<SegmentationDataset>(path, layout, coding, limit, recipe.data.root);
+  auto pairs = std::make_unique<SegmentationDataset>(open_segmentation_pairs(recipe.data.format, path, coding, limit, recipe.data.root));
   if (!recipe.data.class_names.empty()) {
     if (static_cast<int64_t>(recipe.data.class_names.size()) != recipe.model.num_classes)
       throw RecipeError({fmt::format("{}: {} names for model.num_classes {} classes", recipe.where("data.class_names"),
