@@ -31,7 +31,7 @@ void add_recipe_args(CLI::App& app, RecipeArgs& args, bool required) {
 Recipe load(const RecipeArgs& args, int world_size) {
   LoadOptions options;
   options.overrides = args.overrides;
-  options.check_model = model_problems;
+  options.check_model = recipe_model_problems;
   options.world_size = world_size;
   options.visible_gpus = args.check_machine ? visible_cuda_devices() : 0;  // another machine's count is unknown here
   options.check_paths = args.check_paths;

@@ -492,7 +492,7 @@ TEST_CASE("a section given a value is explained, and an empty one sets nothing",
 TEST_CASE("unknown model names are rejected with the list of known ones", "[recipe]") {
   TempDir dir;
   LoadOptions options = no_path_checks({"model.arch=resnet19"});
-  options.check_model = model_problems;
+  options.check_model = recipe_model_problems;
   const auto problems = problems_of(dir.write("r.yaml", kMinimal), options);
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("override 'model.arch=resnet19': model.arch: unknown model") &&
@@ -554,7 +554,7 @@ TEST_CASE("switches of other architectures are errors, not silently ignored", "[
   const std::string path = dir.write("r.yaml", kMinimal);
   const auto problems = [&](std::vector<std::string> overrides) {
     LoadOptions options = no_path_checks(std::move(overrides));
-    options.check_model = model_problems;
+    options.check_model = recipe_model_problems;
     return problems_of(path, options);
   };
   CHECK_THAT(problems({"model.arch=vit_base_patch16", "model.small_stem=true"})[0],
@@ -569,7 +569,7 @@ TEST_CASE("switches of other architectures are errors, not silently ignored", "[
              Catch::Contains("model.image_size: 40 is not a multiple of the patch size 16 of vit_tiny_patch16"));
   for (const char* arch : {"resnet18", "vit_tiny_patch16", "convnext_tiny"}) {
     LoadOptions options = no_path_checks({std::string("model.arch=") + arch, "model.grad_checkpointing=true", "model.image_size=32"});
-    options.check_model = model_problems;
+    options.check_model = recipe_model_problems;
     CHECK(load_recipe(path, options).model.grad_checkpointing);
   }
 }

@@ -22,7 +22,7 @@ LoadOptions overriding(std::vector<std::string> overrides) {
   LoadOptions options;
   options.overrides = std::move(overrides);
   options.check_paths = false;
-  options.check_model = model_problems;
+  options.check_model = recipe_model_problems;
   return options;
 }
 
@@ -117,4 +117,25 @@ TEST_CASE("optim.lr_mult needs whole parameters and multipliers above 0", "[reci
   CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult=[10]"})), Catch::Contains("expected a map of names to numbers"));
   CHECK_THAT(problems_of(seg, overriding({"optim.lr_mult={classifier:10}"})),
              Catch::Contains("'classifier:10' has no value: YAML needs a space after the colon, {classifier: 10}"));
+}
+
+TEST_CASE("DeepLabV3 with one image per rank is refused naming train.micro_batch, unless sync_bn shares its statistics", "[recipe]") {
+  TempDir dir;
+  const std::string seg = dir.write("seg.yaml", kSegmentation);
+  const auto with = [](std::vector<std::string> more) {
+    more.push_back("model.arch=deeplabv3_resnet18");
+    return overriding(more);
+  };
+  CHECK_THAT(problems_of(seg, with({"train.micro_batch=1", "train.global_batch=1"})),
+             Catch::Contains("train.micro_batch: 1 image per rank cannot train deeplabv3_resnet18") &&
+                 Catch::Contains("share its statistics across ranks with model.sync_bn: true (on 2 or more ranks)"));
+  CHECK(problems_of(seg, with({"train.micro_batch=2"})).empty());
+  // Two ranks of one image each: only shared statistics see two values per channel.
+  LoadOptions two = with({"train.global_batch=2", "distributed.nproc_per_node=2"});
+  CHECK_THAT(problems_of(seg, two),
+             Catch::Contains("train.micro_batch: 1 image per rank") && Catch::EndsWith("with model.sync_bn: true\n"));
+  two.overrides.push_back("model.sync_bn=true");
+  CHECK(problems_of(seg, two).empty());
+  // An FCN's BatchNorms see whole maps: one image trains.
+  CHECK(problems_of(seg, overriding({"train.global_batch=1"})).empty());
 }

@@ -15,6 +15,11 @@ ArchTraits segmentation(const std::string& name, const char* family, KeyNames ke
   arch.per_pixel = true;
   return arch;
 }
+ArchTraits deeplabv3(const std::string& name, KeyNames keys) {
+  ArchTraits arch = segmentation(name, "DeepLabV3s", keys);
+  arch.pooled_batch_norm = true;
+  return arch;
+}
 ArchTraits segformer(const std::string& name) { return segmentation(name, "SegFormers", KeyNames::kTransformers); }
 ArchTraits swin(const std::string& name) { return ArchTraits{name, "Swins", false, true, true, 4, KeyNames::kTimm}; }
 ArchTraits convnext(const std::string& name) { return ArchTraits{name, "ConvNeXts", false, true, true, 0, KeyNames::kTimm}; }
@@ -36,9 +41,9 @@ const std::vector<ArchTraits>& architectures() {
   static const std::vector<ArchTraits> table = {
       convnext("convnext_small"),
       convnext("convnext_tiny"),
-      segmentation("deeplabv3_resnet101", "DeepLabV3s", KeyNames::kTorchvision),
-      segmentation("deeplabv3_resnet18", "DeepLabV3s", KeyNames::kCvtrain),
-      segmentation("deeplabv3_resnet50", "DeepLabV3s", KeyNames::kTorchvision),
+      deeplabv3("deeplabv3_resnet101", KeyNames::kTorchvision),
+      deeplabv3("deeplabv3_resnet18", KeyNames::kCvtrain),
+      deeplabv3("deeplabv3_resnet50", KeyNames::kTorchvision),
       segmentation("fcn_resnet101", "FCNs", KeyNames::kTorchvision),
       segmentation("fcn_resnet18", "FCNs", KeyNames::kCvtrain),
       segmentation("fcn_resnet50", "FCNs", KeyNames::kTorchvision),
@@ -137,6 +142,20 @@ std::vector<KeyProblem> model_problems(const ModelSpec& spec, TaskKind task) {
   if (arch->patch > 0 && spec.image_size % arch->patch != 0)
     problems.push_back({"model.image_size", fmt::format("{} is not a multiple of the patch size {} of {}", spec.image_size, arch->patch,
                                                         spec.arch)});
+  return problems;
+}
+
+std::vector<KeyProblem> recipe_model_problems(const Recipe& recipe, int world) {
+  std::vector<KeyProblem> problems = model_problems(recipe.model, recipe.task);
+  const ArchTraits* arch = arch_traits(recipe.model.arch);
+  const bool shared = recipe.model.sync_bn && world > 1;
+  if (arch && arch->pooled_batch_norm && !recipe.train.micro_batch_auto && recipe.train.micro_batch == 1 && !shared)
+    problems.push_back(
+        {"train.micro_batch",
+         fmt::format("1 image per rank cannot train {}: the BatchNorm after its ASPP's image pooling sees one value per channel, "
+                     "and PyTorch stops with \"Expected more than 1 value per channel when training\"; give each rank 2 or more "
+                     "images, or share its statistics across ranks with model.sync_bn: true{}",
+                     recipe.model.arch, world > 1 ? "" : " (on 2 or more ranks)")});
   return problems;
 }
 

@@ -22,6 +22,9 @@ struct ArchTraits {
   int64_t patch = 0;             // model.image_size must be a multiple of it (0: any size)
   KeyNames keys = KeyNames::kCvtrain;
   bool per_pixel = false;  // a segmentation model: logits for every pixel ([B,K,H,W])
+  // A BatchNorm after global pooling (DeepLabV3's ASPP image pooling): it sees one value per
+  // channel and image, so training needs 2 or more images per BatchNorm.
+  bool pooled_batch_norm = false;
 };
 
 // Every architecture build_model knows (tests check the two lists agree), sorted by name.
@@ -45,5 +48,10 @@ std::string architecture_table();
 // switch the architecture lacks, an image size its patches do not tile, a classifier for
 // segmentation or a segmentation model for classification.
 std::vector<KeyProblem> model_problems(const ModelSpec& spec, TaskKind task = TaskKind::kClassification);
+
+// The above, and the training batch against the architecture: one image per rank (train.micro_batch)
+// cannot train a pooled BatchNorm unless model.sync_bn shares its statistics over 2 or more ranks.
+// What LoadOptions::check_model runs.
+std::vector<KeyProblem> recipe_model_problems(const Recipe& recipe, int world);
 
 }  // namespace cvtrain

@@ -388,7 +388,7 @@ void cross_check(Recipe& r, const LoadOptions& options, const KeyFailure& fail) 
   check_schedule(r, check);
   check_task(r, fail);
   if (options.check_model)
-    for (const KeyProblem& problem : options.check_model(r.model, r.task)) check.fail(problem.key, problem.message);
+    for (const KeyProblem& problem : options.check_model(r, world)) check.fail(problem.key, problem.message);
   check_strategy(r, world, check);
 }
 

@@ -25,8 +25,9 @@ struct LoadOptions {
                                        // login node), so what needs its GPUs is left for its start
   bool saved_by_run = false;           // a recipe a run wrote back (a checkpoint's recipe.yaml): its
                                        // batch triple fixes the world size, whatever this machine has
-  // The model section against its architecture (models/arch_traits.h: model_problems); unset, not checked.
-  std::function<std::vector<KeyProblem>(const ModelSpec&, TaskKind)> check_model;
+  // The model section (and the training batch) against its architecture, with the job's world size
+  // (models/arch_traits.h: recipe_model_problems); unset, not checked.
+  std::function<std::vector<KeyProblem>(const Recipe&, int world)> check_model;
 };
 
 // Throws RecipeError listing every problem with its key and file:line.

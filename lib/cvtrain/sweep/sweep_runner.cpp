@@ -87,7 +87,7 @@ void check_trial(const SweepOptions& o, const SweepSpace& space, const Trial& t,
                  std::vector<std::string>& problems) {
   LoadOptions load;
   load.overrides = trial_overrides(o, t, folder);
-  load.check_model = model_problems;
+  load.check_model = recipe_model_problems;
   const bool on_gpus = o.slurm ? o.slurm->gpus_per_node > 0 : o.visible_gpus > 0;
   load.visible_gpus = on_gpus ? static_cast<int>(space.gpus_per_trial) : 0;  // what each trial sees
   try {
