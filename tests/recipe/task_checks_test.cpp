@@ -139,3 +139,12 @@ TEST_CASE("DeepLabV3 with one image per rank is refused naming train.micro_batch
   // An FCN's BatchNorms see whole maps: one image trains.
   CHECK(problems_of(seg, overriding({"train.global_batch=1"})).empty());
 }
+
+TEST_CASE("segmentation takes at most 255 classes, since masks hold one byte per pixel", "[recipe]") {
+  TempDir dir;
+  const std::string seg = dir.write("seg.yaml", kSegmentation);
+  CHECK(problems_of(seg, overriding({"model.num_classes=255"})).empty());
+  const std::string problems = problems_of(seg, overriding({"model.num_classes=256"}));
+  CHECK_THAT(problems, Catch::Contains("model.num_classes: 256 classes, but masks hold one byte per pixel"));
+  CHECK_THAT(problems, !Catch::Contains("data.ignore_index:"));  // one problem, said once
+}

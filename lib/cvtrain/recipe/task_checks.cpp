@@ -65,7 +65,11 @@ void check_segmentation(const Recipe& r, const KeyFailure& fail) {
          fmt::format("has {} values and model.num_classes is {}: one weight per class", w.size(), r.model.num_classes));
   for (double v : w)
     if (v < 0) fail("train.class_weights", fmt::format("weights cannot be negative, got {}", v));
-  if (r.data.ignore_index < r.model.num_classes)
+  if (r.model.num_classes > 255)
+    fail("model.num_classes", fmt::format("{} classes, but masks hold one byte per pixel: ids 0 to 254 are classes and 255 is "
+                                          "data.ignore_index, so segmentation takes at most 255 classes",
+                                          r.model.num_classes));
+  else if (r.data.ignore_index < r.model.num_classes)
     fail("data.ignore_index", fmt::format("{} is a class id (model.num_classes is {}); unlabelled pixels need an id of their own, "
                                           "usually 255",
                                           r.data.ignore_index, r.model.num_classes));
