@@ -149,7 +149,8 @@ std::vector<KeyProblem> recipe_model_problems(const Recipe& recipe, int world) {
   std::vector<KeyProblem> problems = model_problems(recipe.model, recipe.task);
   const ArchTraits* arch = arch_traits(recipe.model.arch);
   const bool shared = recipe.model.sync_bn && world > 1;
-  if (arch && arch->pooled_batch_norm && !recipe.train.micro_batch_auto && recipe.train.micro_batch == 1 && !shared)
+  // Under micro_batch: auto, micro_batch is global / world until the search: 1 leaves it nothing else.
+  if (arch && arch->pooled_batch_norm && recipe.train.micro_batch == 1 && !shared)
     problems.push_back(
         {"train.micro_batch",
          fmt::format("1 image per rank cannot train {}: the BatchNorm after its ASPP's image pooling sees one value per channel, "

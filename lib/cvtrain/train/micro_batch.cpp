@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "cvtrain/core/error.h"
@@ -17,9 +18,9 @@
 namespace cvtrain {
 namespace {
 
-std::vector<int64_t> divisors(int64_t n) {
+std::vector<int64_t> divisors(int64_t n, int64_t minimum) {
   std::vector<int64_t> out;
-  for (int64_t d = 1; d <= n; ++d)
+  for (int64_t d = std::max<int64_t>(1, minimum); d <= n; ++d)
     if (n % d == 0) out.push_back(d);
   return out;
 }
@@ -52,8 +53,8 @@ bool trial_fits(Classifier& model, int64_t micro_batch, const MicroBatchProbe& p
 
 }  // namespace
 
-int64_t largest_fitting_divisor(int64_t per_rank, const std::function<bool(int64_t)>& fits) {
-  const std::vector<int64_t> candidates = divisors(per_rank);
+int64_t largest_fitting_divisor(int64_t per_rank, const std::function<bool(int64_t)>& fits, int64_t minimum) {
+  const std::vector<int64_t> candidates = divisors(per_rank, minimum);
   int64_t lo = 0, hi = static_cast<int64_t>(candidates.size()) - 1, best = 0;
   while (lo <= hi) {  // invariant: everything below lo fits, everything above hi does not
     const int64_t mid = (lo + hi) / 2;
@@ -71,11 +72,16 @@ int64_t find_micro_batch(Classifier& model, int64_t per_rank, const MicroBatchPr
   if (!probe.device.is_cuda()) throw RecipeError({"train.micro_batch: auto needs a GPU; set a number"});
   ModelSnapshot snapshot(model, probe.device);
   model.train();
-  const int64_t chosen = largest_fitting_divisor(per_rank, [&](int64_t m) { return trial_fits(model, m, probe); });
+  // One image per rank is the only choice: nothing to probe (and a model that trains on one image
+  // only through shared BatchNorm statistics cannot be probed alone).
+  if (per_rank == 1) return 1;
+  const int64_t chosen = largest_fitting_divisor(
+      per_rank, [&](int64_t m) { return trial_fits(model, m, probe); }, probe.min_micro_batch);
   reset_peak_memory(probe.device);
   if (chosen == 0)
-    throw Error(fmt::format("train.micro_batch: auto: not even 1 image per micro-batch fits on {} ({} precision, {} x {} pixels)",
-                            probe.device.str(), probe.precision.name(), probe.image_size, probe.image_size));
+    throw Error(fmt::format("train.micro_batch: auto: not even {} image(s) per micro-batch fit on {} ({} precision, {} x {} pixels){}",
+                            probe.min_micro_batch, probe.device.str(), probe.precision.name(), probe.image_size, probe.image_size,
+                            probe.min_micro_batch > 1 ? " (the fewest this model trains on alone)" : ""));
   return chosen;
 }
 

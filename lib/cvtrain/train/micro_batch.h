@@ -14,15 +14,16 @@ namespace cvtrain {
 
 class Classifier;
 
-// The largest divisor of `per_rank` for which fits() holds (fits assumed monotone: what fits at m
-// fits below m), found by bisection over the divisors; 0 when none fits.
-int64_t largest_fitting_divisor(int64_t per_rank, const std::function<bool(int64_t)>& fits);
+// The largest divisor of `per_rank`, `minimum` or more, for which fits() holds (fits assumed
+// monotone: what fits at m fits below m), found by bisection over the divisors; 0 when none fits.
+int64_t largest_fitting_divisor(int64_t per_rank, const std::function<bool(int64_t)>& fits, int64_t minimum = 1);
 
 struct MicroBatchProbe {
   c10::Device device = c10::Device(c10::kCUDA);
   int64_t channels = 3, image_size = 224;
   PrecisionPolicy precision;
   bool channels_last = false;
+  int64_t min_micro_batch = 1;  // the fewest images the model trains on (2 with a pooled BatchNorm: arch_traits.h)
   int64_t reserved_bytes = 0;  // kept allocated while probing: the optimizer state still to come
   double margin = 0.1;         // a micro-batch fits when its peak stays below (1 - margin) of the GPU
 };

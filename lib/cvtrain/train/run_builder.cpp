@@ -29,6 +29,7 @@
 #include "cvtrain/launch/heartbeat.h"
 #include "cvtrain/launch/rank_environment.h"
 #include "cvtrain/launch/stop_request.h"
+#include "cvtrain/models/arch_traits.h"
 #include "cvtrain/models/classifier.h"
 #include "cvtrain/models/flops.h"
 #include "cvtrain/models/pretrained.h"
@@ -183,6 +184,8 @@ void choose_micro_batch(PreflightParts& run, const Recipe& recipe) {
   probe.image_size = square_side_of_training_input(recipe);
   probe.precision = run.plan.precision;
   probe.channels_last = run.feed.channels_last;
+  const ArchTraits* arch = arch_traits(recipe.model.arch);
+  probe.min_micro_batch = arch && arch->pooled_batch_norm ? 2 : 1;
   const BatchPlan& provisional = run.plan.batch;  // micro = global / world until now
   run.plan.batch = provisional.with_micro_batch(probe_micro_batch(*run.model, probe, recipe.optim, provisional.per_rank(), *run.comm));
   run.plan.micro_batch_left = false;
