@@ -7,7 +7,7 @@
 # step time, images/s and peak memory (on a CPU: resident set size above what the process held
 # before training; on a GPU: the allocator's peak), and each against fp32.
 #   scripts/bench_segmentation_memory.sh [KEY=VALUE ...]   extra overrides for every run
-#   STEPS=2 (the first is warm-up, not timed)  BATCH=crops per rank (default 2 for DeepLabV3, whose
+#   STEPS=2 (the first is warm-up, not timed; 1: memory only, the step time includes the warm-up)  BATCH=crops per rank (default 2 for DeepLabV3, whose
 #   ASPP pooling branch's BatchNorm sees one value per channel at 1, as mmseg's 2 per GPU; 1 for SegFormer)  DEVICE=cpu|cuda
 #   MODELS="deeplabv3_r50 segformer_b2"  CONFIGS="fp32 recompute bf16 fsdp"  CVTRAIN=path (another build)
 set -euo pipefail
@@ -72,7 +72,8 @@ for model in models:
     for config in configs:
         path = os.path.join(out, f"{model}_{config}", "metrics.jsonl")
         records = list(map(json.loads, open(path)))
-        steps = [r for r in records if r["kind"] == "train"][1:]
+        steps = [r for r in records if r["kind"] == "train"]
+        steps = steps[1:] or steps  # STEPS=1 (memory only): the one step, warm-up included
         epoch = [r for r in records if r["kind"] == "epoch"][-1]
         step = sum(r["step_s"] for r in steps) / len(steps)
         ips = sum(r["images_per_s"] for r in steps) / len(steps)
