@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine for cvtrain and builds it: Debian packages, a venv with the torch
-# wheel (LibTorch) outside the clone, then CMake + Ninja into build/. Idempotent: on a machine that
+# wheel (LibTorch) outside the clone, then CMake + Ninja into build/: the cvtrain binary alone, which
+# is what training needs (scripts/test.sh builds the test programs). Idempotent: on a machine that
 # has everything it downloads nothing and returns in seconds.
 #   CVTRAIN_HOME   where the venv lives (default ~/.cache/cvtrain), shared by every clone and CI run
 #   BUILD_DIR      build folder (default build)
@@ -77,9 +78,9 @@ build() {
     CVTRAIN_HOME="$CVTRAIN_HOME" cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTORCH_CUDA_ARCH_LIST=9.0 \
       > "$BUILD_DIR.configure.log" 2>&1 || { cat "$BUILD_DIR.configure.log"; exit 1; }
   fi
-  # Two jobs: torch-heavy translation units need about 2 GB each. Only ninja's progress lines are
-  # dropped; a failed build fails setup (pipefail), even where an older binary is still there.
-  ninja -C "$BUILD_DIR" -j "${CVTRAIN_JOBS:-2}" | { grep -v "^\[" || true; }
+  # Two jobs: a unity batch of torch-heavy sources needs about 1.5 GB. Only ninja's progress lines
+  # are dropped; a failed build fails setup (pipefail), even where an older binary is still there.
+  ninja -C "$BUILD_DIR" -j "${CVTRAIN_JOBS:-2}" cvtrain | { grep -v "^\[" || true; }
 }
 
 install_apt_packages

@@ -17,7 +17,7 @@
 namespace cvtrain {
 namespace {
 
-constexpr size_t kExamples = 5;
+constexpr size_t kDuplicateExamples = 5;
 
 // A set with its class names read once (Dataset::class_names builds them on every call).
 struct Named {
@@ -33,7 +33,7 @@ void note(CopyFinding& finding, const Named& a, size_t i, const Named& b, size_t
   const bool other_class = a.class_of(i) != b.class_of(j);
   finding.other_class += other_class ? 1 : 0;
   std::vector<std::string>& examples = other_class ? finding.other_class_examples : finding.same_class_examples;
-  if (examples.size() >= kExamples) return;
+  if (examples.size() >= kDuplicateExamples) return;
   examples.push_back(other_class
                          ? fmt::format("{} ({}) {} {} ({})", a.set.describe(i), a.class_of(i), relation, b.set.describe(j), b.class_of(j))
                          : fmt::format("{} {} {}", a.set.describe(i), relation, b.set.describe(j)));

@@ -14,8 +14,6 @@
 namespace cvtrain {
 namespace {
 
-constexpr int kPrecisionBits = 32 - 8 - 2;
-
 double bilinear_filter(double x) {
   x = std::abs(x);
   return x < 1.0 ? 1.0 - x : 0.0;
@@ -30,7 +28,7 @@ double bicubic_filter(double x) {
   return 0.0;
 }
 
-uint8_t clip8(int32_t sum) { return static_cast<uint8_t>(std::clamp(sum >> kPrecisionBits, 0, 255)); }
+uint8_t clip8(int32_t sum) { return static_cast<uint8_t>(std::clamp(sum >> kResamplePrecisionBits, 0, 255)); }
 
 // One row of the horizontal pass; C (the channel count) known at compile time keeps the sums in
 // registers.
@@ -40,7 +38,7 @@ void resample_row(const uint8_t* in, int in_width, int window_x, const ResampleA
   for (int o = 0; o < out_width; ++o) {
     const int32_t* w = &x.weights[static_cast<size_t>(o) * x.taps];
     int32_t sum[C];
-    for (int c = 0; c < C; ++c) sum[c] = 1 << (kPrecisionBits - 1);
+    for (int c = 0; c < C; ++c) sum[c] = 1 << (kResamplePrecisionBits - 1);
     const int start = x.first[o] - window_x, count = x.count[o];
     if (start >= 0 && start + count <= in_width) {
       const uint8_t* p = in + static_cast<size_t>(start) * C;
@@ -77,7 +75,7 @@ void vertical_row(const ResampleAxis& y, int o, size_t width, Row rows, std::vec
       return vertical_row_simd(inputs, w, y.count[o], width, to);
     }
   }
-  std::fill(sums.begin(), sums.end(), 1 << (kPrecisionBits - 1));
+  std::fill(sums.begin(), sums.end(), 1 << (kResamplePrecisionBits - 1));
   for (int t = 0; t < y.count[o]; ++t) {
     const uint8_t* in = rows(y.first[o] + t);
     const int32_t weight = w[t];
@@ -188,7 +186,7 @@ ResampleAxis resample_axis(ResizeFilter filter, int source_size, int resized_siz
     int32_t* w = &axis.weights[static_cast<size_t>(i) * axis.taps];
     for (int x = 0; x < xmax; ++x) {
       const double normalised = total != 0.0 ? k[x] / total : k[x];
-      w[x] = static_cast<int32_t>(normalised < 0 ? -0.5 + normalised * (1 << kPrecisionBits) : 0.5 + normalised * (1 << kPrecisionBits));
+      w[x] = static_cast<int32_t>(normalised < 0 ? -0.5 + normalised * (1 << kResamplePrecisionBits) : 0.5 + normalised * (1 << kResamplePrecisionBits));
     }
     axis.first.push_back(xmin);
     axis.count.push_back(xmax);

@@ -14,6 +14,9 @@ namespace cvtrain {
 // support 2, whose negative lobes can overshoot; the sums are clipped to 0..255).
 enum class ResizeFilter { kBilinear, kBicubic };
 
+// Pillow's fixed-point weights: 32 bits less 8 for a pixel and 2 of headroom for the sums.
+constexpr int kResamplePrecisionBits = 32 - 8 - 2;
+
 // One axis: for each kept output pixel, the source pixels it weighs and Pillow's fixed-point weights.
 struct ResampleAxis {
   std::vector<int> first, count;  // per kept output pixel

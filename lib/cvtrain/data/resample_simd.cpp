@@ -15,7 +15,6 @@
 namespace cvtrain {
 namespace {
 
-constexpr int kPrecisionBits = 32 - 8 - 2;  // resample.cpp's
 constexpr int kSlackPixels = 8;             // a 16-byte load at the last tap pair reads past it
 
 }  // namespace
@@ -81,9 +80,9 @@ __attribute__((target("avx2"), always_inline)) inline __m256i weighted_pixel(con
 
 // Rounded, shifted and clipped sums of two pixels: bytes R G B x in each lane's low 4 bytes.
 __attribute__((target("avx2"), always_inline)) inline __m256i rounded_pixels(__m256i first, __m256i second) {
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i half = _mm256_set1_epi32(1 << (kResamplePrecisionBits - 1));
   __m256i rgb = _mm256_add_epi32(_mm256_permute2x128_si256(first, second, 0x20), _mm256_permute2x128_si256(first, second, 0x31));
-  rgb = _mm256_srai_epi32(_mm256_add_epi32(rgb, half), kPrecisionBits);
+  rgb = _mm256_srai_epi32(_mm256_add_epi32(rgb, half), kResamplePrecisionBits);
   rgb = _mm256_packs_epi32(rgb, rgb);
   return _mm256_packus_epi16(rgb, rgb);  // saturating: the clip to 0..255
 }
@@ -172,7 +171,7 @@ __attribute__((target("avx2"))) void columns_to_rows(const uint8_t* columns, siz
 // the three sums side by side so that their multiplications overlap.
 __attribute__((target("avx2"))) void weigh_columns(const uint8_t* columns, const int* start, const int* count, const int32_t* weights,
                                                    int taps, size_t outputs, uint8_t* results) {
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i half = _mm256_set1_epi32(1 << (kResamplePrecisionBits - 1));
   for (size_t o = 0; o < outputs; ++o) {
     const uint8_t* column = columns + static_cast<size_t>(start[o]) * 24;
     const int32_t* w = weights + o * taps;
@@ -185,7 +184,7 @@ __attribute__((target("avx2"))) void weigh_columns(const uint8_t* columns, const
       }
     }
     for (int c = 0; c < 3; ++c) {
-      const __m256i shifted = _mm256_srai_epi32(sum[c], kPrecisionBits);
+      const __m256i shifted = _mm256_srai_epi32(sum[c], kResamplePrecisionBits);
       const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(shifted), _mm256_extracti128_si256(shifted, 1));
       // saturating: the clip to 0..255; bytes 0..7 are rows 0..7
       _mm_storel_epi64(reinterpret_cast<__m128i*>(results + (o * 3 + c) * 8), _mm_packus_epi16(words, words));
@@ -210,7 +209,7 @@ void HorizontalRgbPass::rows8(const uint8_t* const in[8], uint8_t* const to[8]) 
 
 __attribute__((target("avx2"))) void vertical_row_simd(const uint8_t* const* rows, const int32_t* weights, int taps, size_t width,
                                                        uint8_t* out) {
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i half = _mm256_set1_epi32(1 << (kResamplePrecisionBits - 1));
   size_t i = 0;
   for (; i + 16 <= width; i += 16) {
     __m256i a = half, b = half;
@@ -220,16 +219,16 @@ __attribute__((target("avx2"))) void vertical_row_simd(const uint8_t* const* row
       a = _mm256_add_epi32(a, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(bytes), w));
       b = _mm256_add_epi32(b, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)), w));
     }
-    a = _mm256_srai_epi32(a, kPrecisionBits);
-    b = _mm256_srai_epi32(b, kPrecisionBits);
+    a = _mm256_srai_epi32(a, kResamplePrecisionBits);
+    b = _mm256_srai_epi32(b, kResamplePrecisionBits);
     const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);  // undo the per-lane interleave
     const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), bytes);
   }
   for (; i < width; ++i) {
-    int32_t sum = 1 << (kPrecisionBits - 1);
+    int32_t sum = 1 << (kResamplePrecisionBits - 1);
     for (int t = 0; t < taps; ++t) sum += rows[t][i] * weights[t];
-    out[i] = static_cast<uint8_t>(std::clamp(sum >> kPrecisionBits, 0, 255));
+    out[i] = static_cast<uint8_t>(std::clamp(sum >> kResamplePrecisionBits, 0, 255));
   }
 }
 

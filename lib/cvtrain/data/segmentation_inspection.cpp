@@ -16,7 +16,7 @@
 namespace cvtrain {
 namespace {
 
-constexpr size_t kExamples = 5;  // problems listed in the summary, per kind
+constexpr size_t kProblemExamples = 5;  // problems listed in the summary, per kind
 
 struct PairFindings {
   std::array<uint64_t, 256> pixels{};
@@ -62,8 +62,8 @@ std::vector<size_t> spread(size_t pairs, size_t samples, bool every) {
 
 std::string examples(const std::vector<std::string>& lines) {
   std::string out;
-  for (size_t i = 0; i < std::min(lines.size(), kExamples); ++i) out += "    " + lines[i] + "\n";
-  if (lines.size() > kExamples) out += fmt::format("    ... and {} more\n", lines.size() - kExamples);
+  for (size_t i = 0; i < std::min(lines.size(), kProblemExamples); ++i) out += "    " + lines[i] + "\n";
+  if (lines.size() > kProblemExamples) out += fmt::format("    ... and {} more\n", lines.size() - kProblemExamples);
   return out;
 }
 

@@ -18,6 +18,9 @@
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
+// Named, so that its blocks keep apart from other architectures' where sources are compiled together
+// (CVTRAIN_UNITY_BUILD).
+namespace convnext_model {
 namespace {
 
 namespace nn = torch::nn;
@@ -149,10 +152,12 @@ class ConvNeXt : public Classifier {
 };
 
 }  // namespace
+}  // namespace convnext_model
 
 std::shared_ptr<Classifier> make_convnext(const std::string& variant, const ModelSpec& spec, int64_t in_channels) {
-  const ConvNextSize size{variant == "small" ? std::vector<int64_t>{3, 3, 27, 3} : std::vector<int64_t>{3, 3, 9, 3}, {96, 192, 384, 768}};
-  return std::make_shared<ConvNeXt>(size, spec, in_channels);
+  const std::vector<int64_t> depths = variant == "small" ? std::vector<int64_t>{3, 3, 27, 3} : std::vector<int64_t>{3, 3, 9, 3};
+  const convnext_model::ConvNextSize size{depths, {96, 192, 384, 768}};
+  return std::make_shared<convnext_model::ConvNeXt>(size, spec, in_channels);
 }
 
 }  // namespace cvtrain

@@ -22,6 +22,9 @@
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
+// Named, so that its blocks keep apart from other architectures' where sources are compiled together
+// (CVTRAIN_UNITY_BUILD).
+namespace segformer_model {
 namespace {
 
 namespace nn = torch::nn;
@@ -255,9 +258,10 @@ MitSize mit_size(const std::string& variant) {
 }
 
 }  // namespace
+}  // namespace segformer_model
 
 std::shared_ptr<Classifier> make_segformer(const std::string& variant, const ModelSpec& spec, int64_t in_channels) {
-  return std::make_shared<SegFormer>(mit_size(variant), spec, in_channels);
+  return std::make_shared<segformer_model::SegFormer>(segformer_model::mit_size(variant), spec, in_channels);
 }
 
 }  // namespace cvtrain

@@ -23,6 +23,9 @@
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
+// Named, so that its blocks keep apart from other architectures' where sources are compiled together
+// (CVTRAIN_UNITY_BUILD).
+namespace swin_model {
 namespace {
 
 namespace nn = torch::nn;
@@ -250,10 +253,11 @@ SwinSize swin_size(const std::string& variant) {
 }
 
 }  // namespace
+}  // namespace swin_model
 
 // model.image_size is a multiple of kPatch: model_problems (models/arch_traits.cpp) checks recipes.
 std::shared_ptr<Classifier> make_swin(const std::string& variant, const ModelSpec& spec, int64_t in_channels) {
-  return std::make_shared<SwinTransformer>(swin_size(variant), spec, in_channels);
+  return std::make_shared<swin_model::SwinTransformer>(swin_model::swin_size(variant), spec, in_channels);
 }
 
 }  // namespace cvtrain

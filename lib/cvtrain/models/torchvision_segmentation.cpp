@@ -18,6 +18,9 @@
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
+// Named, so that its blocks keep apart from other architectures' where sources are compiled together
+// (CVTRAIN_UNITY_BUILD).
+namespace resnet_segmentation_model {
 namespace {
 
 namespace nn = torch::nn;
@@ -106,9 +109,10 @@ class ResNetSegmentation : public Classifier {
 };
 
 }  // namespace
+}  // namespace resnet_segmentation_model
 
 std::shared_ptr<Classifier> make_resnet_segmentation(SegmentationHead head, int depth, const ModelSpec& spec, int64_t in_channels) {
-  return std::make_shared<ResNetSegmentation>(head, depth, spec, in_channels);
+  return std::make_shared<resnet_segmentation_model::ResNetSegmentation>(head, depth, spec, in_channels);
 }
 
 }  // namespace cvtrain

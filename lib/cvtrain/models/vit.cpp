@@ -17,6 +17,9 @@
 #include "cvtrain/recipe/recipe.h"
 
 namespace cvtrain {
+// Named, so that its blocks keep apart from other architectures' where sources are compiled together
+// (CVTRAIN_UNITY_BUILD).
+namespace vit_model {
 namespace {
 
 namespace nn = torch::nn;
@@ -137,10 +140,11 @@ VitSize vit_size(const std::string& variant) {
 }
 
 }  // namespace
+}  // namespace vit_model
 
 // model.image_size is a multiple of kPatch: model_problems (models/arch_traits.cpp) checks recipes.
 std::shared_ptr<Classifier> make_vit(const std::string& variant, const ModelSpec& spec, int64_t in_channels) {
-  return std::make_shared<VisionTransformer>(vit_size(variant), spec, in_channels);
+  return std::make_shared<vit_model::VisionTransformer>(vit_model::vit_size(variant), spec, in_channels);
 }
 
 }  // namespace cvtrain

@@ -15,7 +15,7 @@
 namespace cvtrain {
 namespace {
 
-struct JsonValue {
+struct JsonText {
   std::string operator()(int64_t v) const { return std::to_string(v); }
   // 9 significant digits: a float's value round-trips, so runs can be compared exactly.
   std::string operator()(double v) const { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "null"; }
@@ -27,7 +27,7 @@ struct JsonValue {
 std::string to_json(const MetricRecord& record) {
   std::string out = "{";
   for (size_t i = 0; i < record.size(); ++i)
-    out += (i ? ", " : "") + json_string(record[i].first) + ": " + std::visit(JsonValue{}, record[i].second);
+    out += (i ? ", " : "") + json_string(record[i].first) + ": " + std::visit(JsonText{}, record[i].second);
   return out + "}";
 }
 

@@ -27,10 +27,7 @@
 namespace cvtrain {
 namespace {
 
-constexpr int kMinTile = 96;   // small crops are enlarged (nearest neighbour) to at least this side
-constexpr int kMaxTile = 320;  // large ones shrunk to at most this side
-constexpr int kLabelBand = 16;
-constexpr int kGap = 4;
+constexpr int kMaxTile = 320;  // large crops are shrunk to at most this side (small ones enlarged: kPreviewMinTile)
 constexpr double kMaskOpacity = 0.5;
 constexpr double kIgnoredBrightness = 0.35;  // pixels of data.ignore_index are dimmed, not coloured
 
@@ -93,23 +90,23 @@ cv::Mat grid_of(const PairsSeen& seen, const std::vector<Colour>& palette, const
   const int64_t n = seen.pixels.size(0);
   const int h = static_cast<int>(seen.pixels.size(1)), w = static_cast<int>(seen.pixels.size(2));
   const double side = std::max(h, w);
-  const double scale = side < kMinTile ? std::ceil(kMinTile / side) : std::min(1.0, kMaxTile / side);
+  const double scale = side < kPreviewMinTile ? std::ceil(kPreviewMinTile / side) : std::min(1.0, kMaxTile / side);
   const int th = static_cast<int>(std::lround(h * scale)), tw = static_cast<int>(std::lround(w * scale));
   const int pairs_per_row = std::max(1, static_cast<int>(std::floor(std::sqrt(static_cast<double>(n)))));
   const int rows = static_cast<int>((n + pairs_per_row - 1) / pairs_per_row);
-  const int pair_width = 2 * tw + kGap;
-  cv::Mat grid(rows * (th + kLabelBand + kGap) + kGap, pairs_per_row * (pair_width + 2 * kGap) + kGap, CV_8UC3, cv::Scalar(255, 255, 255));
+  const int pair_width = 2 * tw + kPreviewGap;
+  cv::Mat grid(rows * (th + kPreviewLabelBand + kPreviewGap) + kPreviewGap, pairs_per_row * (pair_width + 2 * kPreviewGap) + kPreviewGap, CV_8UC3, cv::Scalar(255, 255, 255));
   const int interpolation = scale >= 1 ? cv::INTER_NEAREST : cv::INTER_AREA;
   for (int64_t i = 0; i < n; ++i) {
-    const int x = kGap + static_cast<int>(i % pairs_per_row) * (pair_width + 2 * kGap);
-    const int y = kGap + static_cast<int>(i / pairs_per_row) * (th + kLabelBand + kGap);
+    const int x = kPreviewGap + static_cast<int>(i % pairs_per_row) * (pair_width + 2 * kPreviewGap);
+    const int y = kPreviewGap + static_cast<int>(i / pairs_per_row) * (th + kPreviewLabelBand + kPreviewGap);
     const cv::Mat image(h, w, CV_8UC3, seen.pixels[i].data_ptr<uint8_t>());
     const cv::Mat mask(h, w, CV_8UC1, seen.masks[i].data_ptr<uint8_t>());
     cv::resize(image, grid(cv::Rect(x, y, tw, th)), cv::Size(tw, th), 0, 0, interpolation);
     cv::Mat overlay;
     cv::resize(overlay_of(image, mask, palette, ignore_index), overlay, cv::Size(tw, th), 0, 0, interpolation);
-    overlay.copyTo(grid(cv::Rect(x + tw + kGap, y, tw, th)));
-    cv::putText(grid, caption_of(mask, names, ignore_index), cv::Point(x, y + th + kLabelBand - 4), cv::FONT_HERSHEY_PLAIN, 0.9,
+    overlay.copyTo(grid(cv::Rect(x + tw + kPreviewGap, y, tw, th)));
+    cv::putText(grid, caption_of(mask, names, ignore_index), cv::Point(x, y + th + kPreviewLabelBand - 4), cv::FONT_HERSHEY_PLAIN, 0.9,
                 cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
   }
   return grid;

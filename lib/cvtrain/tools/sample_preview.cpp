@@ -28,10 +28,6 @@
 namespace cvtrain {
 namespace {
 
-constexpr int kMinTile = 96;    // small images are enlarged (nearest neighbour) to at least this side
-constexpr int kLabelBand = 16;  // pixels of text under each tile
-constexpr int kGap = 4;
-
 struct SamplesSeen {
   at::Tensor pixels;   // uint8 [N, H, W, 3], denormalised
   at::Tensor targets;  // int64 [N] labels, or float [N, classes] soft targets after mixing
@@ -91,15 +87,15 @@ std::string fitted(std::string text, int width) {
 cv::Mat grid_of(const SamplesSeen& seen, const std::vector<std::string>& names) {
   const int64_t n = seen.pixels.size(0);
   const int side = static_cast<int>(seen.pixels.size(1));
-  const int scale = std::max(1, (kMinTile + side - 1) / side);
+  const int scale = std::max(1, (kPreviewMinTile + side - 1) / side);
   const int tile = side * scale;
   const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))), rows = static_cast<int>((n + cols - 1) / cols);
-  cv::Mat grid(rows * (tile + kLabelBand + kGap) + kGap, cols * (tile + kGap) + kGap, CV_8UC3, cv::Scalar(255, 255, 255));
+  cv::Mat grid(rows * (tile + kPreviewLabelBand + kPreviewGap) + kPreviewGap, cols * (tile + kPreviewGap) + kPreviewGap, CV_8UC3, cv::Scalar(255, 255, 255));
   for (int64_t i = 0; i < n; ++i) {
-    const int x = kGap + static_cast<int>(i % cols) * (tile + kGap), y = kGap + static_cast<int>(i / cols) * (tile + kLabelBand + kGap);
+    const int x = kPreviewGap + static_cast<int>(i % cols) * (tile + kPreviewGap), y = kPreviewGap + static_cast<int>(i / cols) * (tile + kPreviewLabelBand + kPreviewGap);
     const cv::Mat sample(side, side, CV_8UC3, seen.pixels[i].data_ptr<uint8_t>());
     cv::resize(sample, grid(cv::Rect(x, y, tile, tile)), cv::Size(tile, tile), 0, 0, cv::INTER_NEAREST);
-    cv::putText(grid, fitted(label_of(seen, i, names), tile), cv::Point(x, y + tile + kLabelBand - 4), cv::FONT_HERSHEY_PLAIN, 0.9,
+    cv::putText(grid, fitted(label_of(seen, i, names), tile), cv::Point(x, y + tile + kPreviewLabelBand - 4), cv::FONT_HERSHEY_PLAIN, 0.9,
                 cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
   }
   return grid;

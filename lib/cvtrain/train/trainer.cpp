@@ -113,9 +113,10 @@ void Trainer::save_best_checkpoint(const EpochRecord& record) {
 TrainSummary Trainer::run() {
   if (rank_.rank == 0) log::info("{}", run_start_line(run_, recipe_, rank_));
   resume();
-  if (position_.step >= run_.total_steps) return TrainSummary{position_.step};  // finished before this start
-  if (run_.folder) run_.folder->keep();
   TrainSummary summary;
+  summary.steps = position_.step;
+  if (position_.step >= run_.total_steps) return summary;  // finished before this start
+  if (run_.folder) run_.folder->keep();
   recording_failure(recipe_.output, rank_.rank, [&] { summary = train_to_the_end(); });
   return summary;
 }
