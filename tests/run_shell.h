@@ -28,6 +28,11 @@ using Run = ShellRun;
 
 inline const std::string kQuickstart = std::string(CVTRAIN_SOURCE_DIR) + "/recipes/quickstart.yaml";
 
+// The command that runs a Python script of the suite (`kTestPython + " script.py ARGS"`, or `" - ARGS
+// <<'PY'"` for one on stdin) in the venv's interpreter, through the suite's preloaded one
+// (tests/python_server.py) where it runs.
+inline const std::string kTestPython = CVTRAIN_TEST_PYTHON;
+
 inline ShellRun run_shell(const std::string& script, const TempDir& dir) {
   const std::string path = dir.write("run.sh", "CVTRAIN=" + std::string(CVTRAIN_BINARY) + "\n" + script + "\n");
   const int status = std::system(("bash " + path + " > " + dir.file("run.log") + " 2>&1").c_str());

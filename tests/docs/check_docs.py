@@ -3,7 +3,10 @@
 resolves (the file, and a heading for a #fragment); the commands cvtrain registers are the ones
 its --help summary, README.md's command table and docs/commands.md's table name;
 docs/recipes.md's table documents exactly the recipe schema's keys, and every default it gives as
-one code span is the one cvtrain prints for a recipe that sets nothing else.
+one code span is the one cvtrain prints for a recipe that sets nothing else; the module lists of
+docs/development.md and lib/README.md are lib/cvtrain's folders; docs/development.md names
+scripts/gpu_check.sh's sections in their order; docs/getting-started.md names every package
+scripts/setup.sh installs.
 
 Usage: check_docs.py SOURCE_DIR CVTRAIN_BINARY (exit 1 with every disagreement listed)
        check_docs.py SOURCE_DIR CVTRAIN_BINARY --write (docs/recipes.md's key and default columns
@@ -198,12 +201,51 @@ def write_reference(root, binary):
     return changed
 
 
+def module_failures(root):
+    """docs/development.md's "a folder per module (...)" and lib/README.md's layer table name exactly
+    the module folders of lib/cvtrain."""
+    folders = {p.name for p in (root / "lib/cvtrain").iterdir() if p.is_dir()}
+    failures = []
+    listed = re.search(r"a folder per module \(([^)]*)\)", (root / "docs/development.md").read_text())
+    named = {"docs/development.md": set(re.split(r"[,\s]+", listed.group(1).strip())) if listed else set(),
+             "lib/README.md": set(re.findall(r"^\| `([a-z_]+)` \| [0-9] \|", (root / "lib/README.md").read_text(), flags=re.M))}
+    for page, modules in named.items():
+        failures += [f"{page}: its module list lacks {m} (a folder of lib/cvtrain)" for m in sorted(folders - modules)]
+        failures += [f"{page}: its module list names {m}, which is no folder of lib/cvtrain" for m in sorted(modules - folders)]
+    return failures
+
+
+def gpu_section_failures(root):
+    """docs/development.md names scripts/gpu_check.sh's default sections, in the order `run` takes them."""
+    script = re.search(r'^SECTIONS="([^"]*)"', (root / "scripts/gpu_check.sh").read_text(), flags=re.M)
+    documented = re.search(r"the sections, in\s+order: `([^`]*)`", (root / "docs/development.md").read_text())
+    if not script or not documented:
+        return ["docs/development.md or scripts/gpu_check.sh: no list of the GPU check's sections found"]
+    if script.group(1).split() != documented.group(1).split():
+        return [f"docs/development.md: the GPU check's sections are `{documented.group(1)}`, scripts/gpu_check.sh runs `{script.group(1)}`"]
+    return []
+
+
+def package_failures(root):
+    """Every Debian and PyPI package scripts/setup.sh installs is named in docs/getting-started.md."""
+    setup = (root / "scripts/setup.sh").read_text()
+    packages = []
+    for variable in ("APT_PACKAGES", "PIP_PACKAGES"):
+        listed = re.search(variable + r"=\((.*?)\)\s*(#|\n)", setup, flags=re.S)
+        words = re.findall(r'"?([A-Za-z0-9][A-Za-z0-9._+-]*)(?:[=<>][^" ]*)?"?', re.sub(r"#.*", "", listed.group(1))) if listed else []
+        packages += [w for w in words if not w.startswith("$")]
+    page = (root / "docs/getting-started.md").read_text()
+    return [f"docs/getting-started.md: setup.sh installs {p}, which the page does not name" for p in packages
+            if f"`{p}`" not in page and f"`{p}==" not in page]
+
+
 def main():
     root, binary = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
     if sys.argv[3:] == ["--write"]:
         print(f"docs/recipes.md: {write_reference(root, binary)} row(s) written from the schema")
         return 0
-    failures = link_failures(root) + command_failures(root, binary) + key_failures(root, binary) + default_failures(root, binary)
+    failures = (link_failures(root) + command_failures(root, binary) + key_failures(root, binary) + default_failures(root, binary)
+                + module_failures(root) + gpu_section_failures(root) + package_failures(root))
     for failure in failures:
         print(failure)
     print(f"{len(failures)} disagreement(s) between the manual and the code")

@@ -31,7 +31,7 @@ using cvtrain::testing::TempDir;
 namespace {
 
 // An MLP (no BatchNorm, no dropout) for 5 steps of 64 images: batch composition alone decides.
-const std::string kCommon =
+const std::string kMlpRun =
     " model.arch=mlp data.max_samples=640 data.val= train.max_steps=5 train.global_batch=64 train.log_every=1"
     " optim.weight_decay=0.01 train.grad_clip=5";
 
@@ -61,7 +61,7 @@ double first_step_gradient_bound(const std::vector<at::Tensor>& w) {
 TEST_CASE("one step of DDP with 2 ranks, and of accumulation, is one rank's whole-batch step within the rounding of its sums",
           "[e2e][ranks]") {
   TempDir dir;
-  const std::string step = kCommon + " train.max_steps=1 train.grad_clip=0 schedule.name=constant schedule.warmup_epochs=0";  // lr at step 1
+  const std::string step = kMlpRun + " train.max_steps=1 train.grad_clip=0 schedule.name=constant schedule.warmup_epochs=0";  // lr at step 1
   const Run run = shell(
       "set -e\n"
       "$CVTRAIN --recipe $RECIPE" + step + " output=" + dir.file("single") + "\n"
@@ -96,8 +96,8 @@ TEST_CASE("DDP with 2 ranks of 32 equals one rank accumulating the same 2 micro-
   TempDir dir;
   const Run run = shell(
       "set -e\nexport OMP_NUM_THREADS=1\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=32 output=" + dir.file("single_acc2") + "\n"
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp distributed.nproc_per_node=2 distributed.master_port=" + port() +
+      "$CVTRAIN --recipe $RECIPE" + kMlpRun + " train.micro_batch=32 output=" + dir.file("single_acc2") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + kMlpRun + " strategy=ddp distributed.nproc_per_node=2 distributed.master_port=" + port() +
       " output=" + dir.file("ddp2") + "\n",
       dir);
   INFO(run.output);
@@ -109,10 +109,10 @@ TEST_CASE("DDP with 2 ranks of 32 equals one rank accumulating the same 2 micro-
 TEST_CASE("torchrun-style ranks and two launcher nodes train the same model", "[e2e][ranks]") {
   TempDir dir;
   const std::string p1 = port(), p2 = port();
-  const std::string ddp = kCommon + " strategy=ddp";
+  const std::string ddp = kMlpRun + " strategy=ddp";
   const Run run = shell(
       "set -e\nexport OMP_NUM_THREADS=1\n"  // one thread in every process, as above
-      "$CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=32 output=" + dir.file("single") + "\n"
+      "$CVTRAIN --recipe $RECIPE" + kMlpRun + " train.micro_batch=32 output=" + dir.file("single") + "\n"
       // Two processes started by hand with torchrun's variables, as torchrun would.
       "for r in 0 1; do RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + p1 +
       " $CVTRAIN --recipe $RECIPE" + ddp + " output=" + dir.file("torchrun") + " > " + dir.file("torchrun_$r.log") + " 2>&1 & pids=\"$pids $!\"; done\n"
@@ -134,9 +134,9 @@ TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e][
   REQUIRE(std::filesystem::exists(python));  // registered only where the venv is (tests/CMakeLists.txt)
   TempDir dir;
   const Run run = shell("set -e\n"  // torchrun gives its ranks OMP_NUM_THREADS=1; the one process gets it too
-                        "OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + kCommon + " train.micro_batch=32 output=" + dir.file("single") + "\n" +
+                        "OMP_NUM_THREADS=1 $CVTRAIN --recipe $RECIPE" + kMlpRun + " train.micro_batch=32 output=" + dir.file("single") + "\n" +
                         python + " -m torch.distributed.run --no-python --nproc-per-node 2 --master-port " + port() +
-                        " $CVTRAIN --recipe $RECIPE" + kCommon + " strategy=ddp output=" + dir.file("torchrun") + "\n",
+                        " $CVTRAIN --recipe $RECIPE" + kMlpRun + " strategy=ddp output=" + dir.file("torchrun") + "\n",
                         dir);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
@@ -146,7 +146,7 @@ TEST_CASE("real torchrun launches cvtrain ranks that match one process", "[e2e][
 TEST_CASE("a training rank that exits at step 3 stops the whole job at once", "[e2e][ranks]") {
   TempDir dir;
   // 1,000 steps would take minutes: were the others not stopped, timeout(1) would end it with 137.
-  const Run run = shell("CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3 timeout -s KILL 60 $CVTRAIN --recipe $RECIPE" + kCommon +
+  const Run run = shell("CVTRAIN_FAULT_RANK=1 CVTRAIN_FAULT_STEP=3 timeout -s KILL 60 $CVTRAIN --recipe $RECIPE" + kMlpRun +
                             " train.max_steps=1000 train.global_batch=60 data.max_samples=60000 strategy=ddp distributed.nproc_per_node=3"
                             " distributed.master_port=" + port() + " output=" + dir.file("run") + " # cvtrain_fault_test\n"
                             "echo exit=$?\n",
@@ -213,7 +213,7 @@ TEST_CASE("SyncBatchNorm makes 2 ranks equal one rank with the whole batch", "[e
 // checkpoints and resumes to the uninterrupted result.
 TEST_CASE("the step a CUDA graph captures trains 2 ranks as the eager step does, through a skip and a resume", "[e2e][ranks]") {
   TempDir dir;
-  const std::string common = kCommon + " optim.implementation=fused strategy=ddp distributed.nproc_per_node=2 train.micro_batch=16"
+  const std::string common = kMlpRun + " optim.implementation=fused strategy=ddp distributed.nproc_per_node=2 train.micro_batch=16"
                                        " train.max_steps=8 precision=fp16";
   const std::string graphed = " train.cuda_graphs=true";
   const Run run = shell(

@@ -108,8 +108,8 @@ TEST_CASE("a rank stopped from outside is named with the phase it stopped in and
 }
 
 TEST_CASE("TensorBoard's own reader finds every scalar of metrics.jsonl in the run's event file", "[e2e][venv]") {
-  const std::string python = CVTRAIN_VENV_PYTHON;
-  REQUIRE(std::filesystem::exists(python));  // registered only where the venv is (tests/CMakeLists.txt)
+  const std::string python = cvtrain::testing::kTestPython;
+  REQUIRE_FALSE(python.empty());  // registered only where the venv is (tests/CMakeLists.txt)
   TempDir dir;
   const cvtrain::testing::Run run =
       shell("$CVTRAIN --recipe $RECIPE data.max_samples=1280 data.max_val_samples=200 train.epochs=2 train.log_every=3 output=" +
@@ -124,8 +124,8 @@ TEST_CASE("TensorBoard's own reader finds every scalar of metrics.jsonl in the r
 }
 
 TEST_CASE("resumed from an earlier checkpoint, TensorBoard shows each step once: the earlier start's up to it, then the new one's", "[e2e][venv]") {
-  const std::string python = CVTRAIN_VENV_PYTHON;
-  REQUIRE(std::filesystem::exists(python));
+  const std::string python = cvtrain::testing::kTestPython;
+  REQUIRE_FALSE(python.empty());
   TempDir dir;
   const std::string train = "$CVTRAIN --recipe $RECIPE data.max_samples=1280 data.max_val_samples=200 train.epochs=2 train.log_every=3 "
                             "checkpoint.every_steps=4 checkpoint.keep=10 output=" + dir.file("run");

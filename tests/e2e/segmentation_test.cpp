@@ -19,7 +19,7 @@ cvtrain::testing::ShellRun run_cvtrain(const std::string& arguments, const TempD
 // A small shapes set under DIR/shapes (scripts/make_shapes_dataset.py, the venv's numpy and Pillow).
 std::string make_shapes(const TempDir& dir, int train, int val, int size) {
   const auto made = cvtrain::testing::run_shell(
-      std::string(CVTRAIN_VENV_PYTHON) + " " + CVTRAIN_SOURCE_DIR + "/scripts/make_shapes_dataset.py " + dir.file("shapes") + " --train " +
+      cvtrain::testing::kTestPython + " " + CVTRAIN_SOURCE_DIR + "/scripts/make_shapes_dataset.py " + dir.file("shapes") + " --train " +
           std::to_string(train) + " --val " + std::to_string(val) + " --size " + std::to_string(size),
       dir);
   INFO(made.output);
@@ -79,31 +79,40 @@ double last_number_after(const std::string& text, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("segmentation trains on the shapes set to mIoU 0.8 in CPU minutes, and evaluates the same on two ranks", "[e2e][venv][ranks]") {
+// The recipe's quality (mIoU 0.84 on the full set in minutes) is scripts/bench_shapes_segmentation.sh's
+// figure in docs/benchmarks.md; here a short run on a small set shows that it learns, and what a run
+// writes reads back the same through eval on one and two ranks and through predict.
+TEST_CASE("segmentation learns the shapes set in a short run, and evaluates the same on two ranks and through predict",
+          "[e2e][venv][ranks]") {
   TempDir dir;
-  const std::string shapes = make_shapes(dir, 512, 128, 64);
-  const auto trained = run_cvtrain(shapes_run(shapes, dir.file("run")), dir);
+  const std::string shapes = make_shapes(dir, 96, 16, 32);
+  // 32-pixel images, crops and model; 6 steps of 16 an epoch, 4 epochs.
+  const std::string small = "model.image_size=32 augment.crop_size=[32,32] augment.scale=[48,32] train.epochs=4";
+  const auto trained = run_cvtrain(shapes_run(shapes, dir.file("run"), small), dir);
   INFO(trained.output);
   REQUIRE(trained.exit_code == 0);
   const double miou = last_number_after(trained.output, "final mIoU ");
-  CHECK(miou >= 0.8);
+  // Predicting background everywhere scores mIoU 0.20 here (background's IoU 0.82 over 4 classes);
+  // this run reaches 0.42 (2026-12-07, 2 cores), 0.39 already after its second epoch: 0.3 holds
+  // with a margin wherever the kernels round differently.
+  CHECK(miou >= 0.3);
   const std::string metrics = cvtrain::testing::read_text(dir.file("run/metrics.jsonl"));
-  CHECK(cvtrain::testing::numbers_after(metrics, "miou").size() == 8);  // one evaluation an epoch
+  CHECK(cvtrain::testing::numbers_after(metrics, "miou").size() == 4);  // one evaluation an epoch
   CHECK_THAT(cvtrain::testing::read_text(dir.file("run/best/best.json")), Catch::Contains("\"metric\": \"miou\""));
   CHECK_THAT(cvtrain::testing::read_text(dir.file("run/eval.json")), Catch::Contains("\"task\": \"segmentation\"") &&
                                                                          Catch::Contains("\"class_iou\": {\"background\": ") &&
                                                                          Catch::Contains("\"triangle\": "));
 
   // The final weights evaluated again, on one process and on two: the same pixels counted once.
-  const auto one = run_cvtrain("eval " + shapes_run(shapes, dir.file("run")) + " --checkpoint " +
-                                   dir.file("run/checkpoints/step-00000256") + " -o " + dir.file("one.json"),
+  const auto one = run_cvtrain("eval " + shapes_run(shapes, dir.file("run"), small) + " --checkpoint " +
+                                   dir.file("run/checkpoints/step-00000024") + " -o " + dir.file("one.json"),
                                dir);
   INFO(one.output);
   REQUIRE(one.exit_code == 0);
-  const auto two = run_cvtrain(
-      "eval " + shapes_run(shapes, dir.file("run"), "distributed.nproc_per_node=2 distributed.master_port=" + cvtrain::testing::port()) +
-          " --checkpoint " + dir.file("run/checkpoints/step-00000256") + " -o " + dir.file("two.json"),
-      dir);
+  const std::string two_ranks = small + " distributed.nproc_per_node=2 distributed.master_port=" + cvtrain::testing::port();
+  const auto two = run_cvtrain("eval " + shapes_run(shapes, dir.file("run"), two_ranks) + " --checkpoint " +
+                                   dir.file("run/checkpoints/step-00000024") + " -o " + dir.file("two.json"),
+                               dir);
   INFO(two.output);
   REQUIRE(two.exit_code == 0);
   const auto miou_of = [&](const std::string& file) { return cvtrain::testing::numbers_after(cvtrain::testing::read_text(file), "miou"); };
@@ -115,18 +124,18 @@ TEST_CASE("segmentation trains on the shapes set to mIoU 0.8 in CPU minutes, and
   // gets right are the evaluation's pixel accuracy (the same fitting, logits and resize). A file
   // that is no image gets its row and exit 1, the others go on.
   dir.write("broken.jpg", "not a jpeg");
-  const auto predicted = run_cvtrain("predict --checkpoint " + dir.file("run/checkpoints/step-00000256") + " " + shapes +
+  const auto predicted = run_cvtrain("predict --checkpoint " + dir.file("run/checkpoints/step-00000024") + " " + shapes +
                                          "/JPEGImages/val_*.jpg " + dir.file("broken.jpg") + " --out " + dir.file("masks"),
                                      dir);
   INFO(predicted.output);
   CHECK(predicted.exit_code == 1);
   CHECK_THAT(predicted.output,
-             Catch::Contains("128 mask(s) of 129 file(s)") &&
-                 Catch::Contains("1 of 129 file(s) could not be read, the first " + dir.file("broken.jpg") + ": unreadable (") &&
+             Catch::Contains("16 mask(s) of 17 file(s)") &&
+                 Catch::Contains("1 of 17 file(s) could not be read, the first " + dir.file("broken.jpg") + ": unreadable (") &&
                  Catch::Contains(dir.file("masks/val_00000.png") + "; background "));
   const std::string csv = cvtrain::testing::read_text(dir.file("masks/predictions.csv"));
   CHECK(csv.rfind("path,labels,colour,width,height,background,disc,square,triangle,error\n", 0) == 0);
-  const auto compared = cvtrain::testing::run_shell(std::string(CVTRAIN_VENV_PYTHON) + " - " + dir.file("masks") + " " + shapes + R"( <<'PY'
+  const auto compared = cvtrain::testing::run_shell(cvtrain::testing::kTestPython + " - " + dir.file("masks") + " " + shapes + R"( <<'PY'
 import glob, os, sys
 import numpy as np
 from PIL import Image
@@ -165,7 +174,7 @@ TEST_CASE("data preview draws segmentation crops beside their masks laid over th
   CHECK_THAT(preview.output, Catch::Contains("4 training samples of epoch 0"));
   // 64-pixel crops drawn at 128 (twice, nearest), two pairs a row: the overlay tile minus half the
   // image tile is half a VOC palette colour at every labelled pixel; padding (ignore_index) is dimmed.
-  const auto checked = cvtrain::testing::run_shell(std::string(CVTRAIN_VENV_PYTHON) + " - " + dir.file("pairs.png") + R"( <<'PY'
+  const auto checked = cvtrain::testing::run_shell(cvtrain::testing::kTestPython + " - " + dir.file("pairs.png") + R"( <<'PY'
 import sys
 import numpy as np
 from PIL import Image
@@ -189,8 +198,8 @@ PY
 
 TEST_CASE("a segmentation run stopped after an epoch resumes to the same weights, bit for bit", "[e2e][venv]") {
   TempDir dir;
-  const std::string shapes = make_shapes(dir, 48, 8, 48);
-  const std::string small = "train.epochs=2 train.global_batch=8 augment.crop_size=[48,48] model.image_size=48";
+  const std::string shapes = make_shapes(dir, 16, 4, 32);  // 4 steps of 4 an epoch: equality holds on any number
+  const std::string small = "train.epochs=2 train.global_batch=4 augment.crop_size=[32,32] augment.scale=[48,32] model.image_size=32";
   const auto straight = run_cvtrain(shapes_run(shapes, dir.file("straight"), small), dir);
   INFO(straight.output);
   REQUIRE(straight.exit_code == 0);
@@ -212,12 +221,12 @@ TEST_CASE("a segmentation run stopped after an epoch resumes to the same weights
 
 TEST_CASE("pairs packed by data pack train to the same weights as their files, and data inspect counts the same pixels", "[e2e][venv]") {
   TempDir dir;
-  const std::string shapes = make_shapes(dir, 24, 8, 48);
+  const std::string shapes = make_shapes(dir, 16, 4, 32);
   const auto packed =
       run_cvtrain("data pack " + shapes + "/ImageSets/Segmentation/train.txt " + dir.file("packed/train") + " --shards 2", dir);
   INFO(packed.output);
   REQUIRE(packed.exit_code == 0);
-  CHECK_THAT(packed.output, Catch::Contains("wrote 24 pairs") && Catch::Contains("0 skipped"));
+  CHECK_THAT(packed.output, Catch::Contains("wrote 16 pairs") && Catch::Contains("0 skipped"));
   REQUIRE(run_cvtrain("data pack " + shapes + "/ImageSets/Segmentation/val.txt " + dir.file("packed/val"), dir).exit_code == 0);
 
   const auto classes_of = [](const std::string& json) { return json.substr(json.find("\"classes\"")); };
@@ -225,10 +234,10 @@ TEST_CASE("pairs packed by data pack train to the same weights as their files, a
   const auto from_shards = run_cvtrain("data inspect " + dir.file("packed/train") + " --num-classes 4 --json --verify", dir);
   INFO(from_shards.output);
   REQUIRE(from_shards.exit_code == 0);
-  CHECK_THAT(from_shards.output, Catch::Contains("\"layout\": \"voc\", \"packed\": true") && Catch::Contains("\"pairs\": 24"));
+  CHECK_THAT(from_shards.output, Catch::Contains("\"layout\": \"voc\", \"packed\": true") && Catch::Contains("\"pairs\": 16"));
   CHECK(classes_of(from_shards.output) == classes_of(from_files.output));
 
-  const std::string small = "train.epochs=2 train.global_batch=8 augment.crop_size=[48,48] model.image_size=48";
+  const std::string small = "train.epochs=2 train.global_batch=8 augment.crop_size=[32,32] augment.scale=[48,32] model.image_size=32";
   const auto files_run = run_cvtrain(shapes_run(shapes, dir.file("files"), small), dir);
   REQUIRE(files_run.exit_code == 0);
   const auto shards_run = run_cvtrain("--recipe " + kShapesRecipe + " data.train=" + dir.file("packed/train") +
@@ -248,8 +257,9 @@ TEST_CASE("pairs packed by data pack train to the same weights as their files, a
 
 TEST_CASE("a sweep of a segmentation recipe ranks its trials by miou, and refuses top1 naming what the task reports", "[e2e][venv]") {
   TempDir dir;
-  const std::string shapes = make_shapes(dir, 16, 8, 48);
-  const std::string small = "train.epochs=1 train.global_batch=8 augment.crop_size=[48,48] model.image_size=48 data.workers=1";
+  const std::string shapes = make_shapes(dir, 16, 4, 32);
+  const std::string small =
+      "train.epochs=1 train.global_batch=8 augment.crop_size=[32,32] augment.scale=[48,32] model.image_size=32 data.workers=1";
   const auto sweep = [&](const std::string& metric, const std::string& out) {
     return run_cvtrain("sweep " + shapes_run(shapes, dir.file("unused"), small) +
                            " 'sweep.space.optim.lr=[0.0005,0.002]' sweep.sampler=grid " + "sweep.trials=0 sweep.metric=" + metric +
@@ -303,7 +313,7 @@ TEST_CASE("a SegFormer run exports weights that transformers' from_pretrained lo
              Catch::Contains("transformers.SegformerConfig(num_labels=4).save_pretrained('" + dir.file("exported") + "')") &&
                  Catch::Contains("SegformerForSemanticSegmentation.from_pretrained('" + dir.file("exported") + "')"));
   const auto parity = cvtrain::testing::run_shell(
-      std::string(CVTRAIN_VENV_PYTHON) + " " + CVTRAIN_SOURCE_DIR + "/tests/parity/check_parity.py --probe " + CVTRAIN_MODEL_PROBE +
+      cvtrain::testing::kTestPython + " " + CVTRAIN_SOURCE_DIR + "/tests/parity/check_parity.py --probe " + CVTRAIN_MODEL_PROBE +
           " --arch segformer_b0 --num-classes 4 --exported " + dir.file("exported/model.safetensors"),
       dir);
   INFO(parity.output);

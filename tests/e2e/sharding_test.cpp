@@ -26,7 +26,7 @@ using cvtrain::testing::TempDir;
 namespace {
 
 // 2 ranks x micro-batch 16 x accumulation 2 = 64 images per step; the gradient norm is clipped.
-const std::string kCommon =
+const std::string kTwoRankRun =
     " data.max_samples=640 data.val= train.global_batch=64 train.micro_batch=16 train.log_every=1 train.grad_clip=0.5"
     " distributed.nproc_per_node=2 optim.weight_decay=0.05";
 const std::string kMlp = " model.arch=mlp train.max_steps=5";
@@ -35,7 +35,7 @@ const char* kStrategies[] = {"ddp", "zero1", "zero2", "fsdp"};
 
 
 std::string train(const TempDir& dir, const std::string& name, const std::string& overrides) {
-  return "$CVTRAIN --recipe $RECIPE" + kCommon + overrides + " distributed.master_port=" + cvtrain::testing::port() +
+  return "$CVTRAIN --recipe $RECIPE" + kTwoRankRun + overrides + " distributed.master_port=" + cvtrain::testing::port() +
          " output=" + dir.file(name) + " > " + dir.file(name + ".log") + " 2>&1 || { echo \"" + name + " failed\"; tail -5 " +
          dir.file(name + ".log") + "; }\n";
 }
@@ -63,15 +63,11 @@ double epoch_value(const TempDir& dir, const std::string& run, const std::string
 //   update magnifies a last-bit difference wherever a gradient nearly cancels (2e-5 after 6 steps
 //   on one CPU, 5e-5 on another), so no tolerance across the two would be a contract.
 // - clipping: the gradient norm sums squares per shard, then over ranks (the next test bounds that).
-TEST_CASE("zero1, zero2 and fsdp equal ddp bit for bit wherever they add in ddp's order", "[e2e][ranks]") {
-  TempDir dir;
-  const std::string whole = " train.grad_clip=0 train.micro_batch=32";  // 2 ranks x 32 = 64: no accumulation
-  const std::map<std::string, std::string> cases = {
-      {"mlp_sgd", kMlp + whole + " optim.name=sgd optim.lr=0.1 optim.momentum=0.9 optim.nesterov=true"},
-      {"mlp_adamw", kMlp + whole + " optim.name=adamw optim.lr=0.01"},
-      {"vit_adamw", kVit + whole + " optim.name=adamw optim.lr=0.001 model.drop_path=0.1"},
-      {"vit_adamw_checkpointing", kVit + whole + " optim.name=adamw optim.lr=0.001 model.drop_path=0.1 model.grad_checkpointing=true"},
-      {"mlp_adamw_accumulated", kMlp + " train.grad_clip=0 optim.name=adamw optim.lr=0.01"}};  // micro-batch 16 x accumulation 2
+namespace {
+
+// Trains every case under the four strategies (2 ranks each) and checks, case by case, that each
+// sharded strategy gives ddp's weights bit for bit where it adds in ddp's order (see above).
+void check_sharded_equals_ddp(const TempDir& dir, const std::map<std::string, std::string>& cases) {
   std::string script;
   for (const auto& [name, overrides] : cases)
     for (const char* strategy : kStrategies) script += train(dir, name + "_" + strategy, overrides + " strategy=" + strategy);
@@ -94,6 +90,18 @@ TEST_CASE("zero1, zero2 and fsdp equal ddp bit for bit wherever they add in ddp'
       CHECK(difference(name, "ddp", strategy) == 0);
     }
   }
+}
+
+const std::string kWholeBatch = " train.grad_clip=0 train.micro_batch=32";  // 2 ranks x 32 = 64: no accumulation
+
+}  // namespace
+
+TEST_CASE("zero1, zero2 and fsdp equal ddp bit for bit wherever they add in ddp's order: an MLP, SGD and AdamW, accumulated",
+          "[e2e][ranks]") {
+  TempDir dir;
+  check_sharded_equals_ddp(dir, {{"mlp_sgd", kMlp + kWholeBatch + " optim.name=sgd optim.lr=0.1 optim.momentum=0.9 optim.nesterov=true"},
+                                 {"mlp_adamw", kMlp + kWholeBatch + " optim.name=adamw optim.lr=0.01"},
+                                 {"mlp_adamw_accumulated", kMlp + " train.grad_clip=0 optim.name=adamw optim.lr=0.01"}});  // 16 x 2
   // Per rank, 2 ranks: zero1 and zero2 keep half of ddp's Adam moments; fsdp half of its parameters
   // too (within 1%: each flat shard is padded to a multiple of the world size).
   const double ddp_state = epoch_value(dir, "mlp_adamw_ddp", "optimizer_state_mb"), ddp_params = epoch_value(dir, "mlp_adamw_ddp", "param_mb");
@@ -102,6 +110,14 @@ TEST_CASE("zero1, zero2 and fsdp equal ddp bit for bit wherever they add in ddp'
   CHECK(epoch_value(dir, "mlp_adamw_fsdp", "optimizer_state_mb") == Approx(ddp_state / 2).epsilon(0.01));
   CHECK(epoch_value(dir, "mlp_adamw_fsdp", "param_mb") == Approx(ddp_params / 2).epsilon(0.01));
   CHECK(epoch_value(dir, "mlp_adamw_zero1", "param_mb") == Approx(ddp_params).epsilon(0.01));
+}
+
+TEST_CASE("zero1, zero2 and fsdp equal ddp bit for bit wherever they add in ddp's order: a ViT with drop-path, blocks recomputed or not",
+          "[e2e][ranks]") {
+  TempDir dir;
+  check_sharded_equals_ddp(dir, {{"vit_adamw", kVit + kWholeBatch + " optim.name=adamw optim.lr=0.001 model.drop_path=0.1"},
+                                 {"vit_adamw_checkpointing",
+                                  kVit + kWholeBatch + " optim.name=adamw optim.lr=0.001 model.drop_path=0.1 model.grad_checkpointing=true"}});
 }
 
 // Clipping scales every gradient by c = max_norm / ||g||, and the sharded strategies sum the squares

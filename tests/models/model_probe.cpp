@@ -1,12 +1,14 @@
 // A test program for the parity checks against timm and torchvision (tests/parity): builds a
 // cvtrain model, loads a safetensors file with the reference's key names, runs the given images
 // once in eval mode and once forward + backward in training mode, and writes what came out.
-//   model_probe ARCH WEIGHTS INPUTS OUTPUT [--grad-checkpointing]
+//   model_probe ARCH WEIGHTS INPUTS OUTPUT [--grad-checkpointing | --checkpointed-out OUTPUT2]
 // INPUTS holds "images" [B,C,H,W] and "loss_weights" shaped as the logits ([B,K], or [B,K,H,W] for a
 // segmentation model); the loss is sum(logits * loss_weights), plus sum(aux_logits * loss_weights)
 // for a model with an auxiliary head. OUTPUT holds "eval_logits", "train_logits" (and
 // "eval_aux_logits", "train_aux_logits"), "grad/<param>" and "buffer/<name>" after the step.
 // Dropout is off (p = 0) on both sides: its draws cannot match across two programs.
+// --checkpointed-out runs the same model again from the same weights and buffers with activation
+// checkpointing and writes that to OUTPUT2: one build and load for both.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
@@ -60,8 +62,9 @@ NamedTensors probe(cvtrain::Classifier& model, const at::Tensor& images, const a
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    std::cerr << "usage: model_probe ARCH WEIGHTS INPUTS OUTPUT [--grad-checkpointing]\n";
+  const std::string option = argc > 5 ? argv[5] : "";
+  if (argc < 5 || (option == "--checkpointed-out" && argc < 7)) {
+    std::cerr << "usage: model_probe ARCH WEIGHTS INPUTS OUTPUT [--grad-checkpointing | --checkpointed-out OUTPUT2]\n";
     return 2;
   }
   try {
@@ -71,10 +74,22 @@ int main(int argc, char** argv) {
     spec.arch = argv[1];
     spec.num_classes = loss_weights.size(1);
     spec.image_size = images.size(2);
-    spec.grad_checkpointing = argc > 5 && std::string(argv[5]) == "--grad-checkpointing";
+    spec.grad_checkpointing = option == "--grad-checkpointing";
     auto model = cvtrain::build_model(spec, images.size(1));
     cvtrain::load_pretrained(*model, argv[2], /*strict=*/true);
+    std::vector<at::Tensor> buffers_before;  // the training-mode forward moves BatchNorm's statistics
+    for (const auto& b : model->named_buffers()) buffers_before.push_back(b.value().clone());
     cvtrain::write_safetensors(argv[4], probe(*model, images, loss_weights));
+    if (option == "--checkpointed-out") {
+      {
+        torch::NoGradGuard no_grad;
+        size_t i = 0;
+        for (const auto& b : model->named_buffers()) b.value().copy_(buffers_before[i++]);
+      }
+      for (auto& p : model->parameters()) p.mutable_grad() = at::Tensor();
+      model->set_grad_checkpointing(true);
+      cvtrain::write_safetensors(argv[6], probe(*model, images, loss_weights));
+    }
   } catch (const std::exception& e) {
     std::cerr << "model_probe: " << e.what() << "\n";
     return 1;

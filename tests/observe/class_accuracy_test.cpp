@@ -9,7 +9,7 @@ using namespace cvtrain;
 namespace {
 
 // 3 classes, 4 outputs (a head with a spare output): rows are true classes.
-ClassCounts three_classes() {
+ClassCounts three_class_counts() {
   ClassCounts counts;
   counts.samples = {10, 20, 0};
   counts.hits = {9, 5, 0};
@@ -23,7 +23,7 @@ ClassCounts three_classes() {
 }  // namespace
 
 TEST_CASE("per-class accuracy names the lowest classes and the most frequent confusions", "[observe]") {
-  const ClassAccuracy a = class_accuracy(three_classes(), {"cat", "dog", "bird"});
+  const ClassAccuracy a = class_accuracy(three_class_counts(), {"cat", "dog", "bird"});
   CHECK(a.samples == std::vector<int64_t>{10, 20, 0});
   CHECK(a.hits == std::vector<int64_t>{9, 5, 0});
   REQUIRE(a.confusions.size() == 3);
@@ -40,11 +40,11 @@ TEST_CASE("per-class accuracy names the lowest classes and the most frequent con
         "\"per_class\": [{\"class\": \"cat\", \"samples\": 10, \"top1\": 0.9}, {\"class\": \"dog\", \"samples\": 20, \"top1\": 0.25}, "
         "{\"class\": \"bird\", \"samples\": 0, \"top1\": 0}], \"confusions\": [{\"true\": \"dog\", \"predicted\": \"cat\", \"count\": 12}, "
         "{\"true\": \"dog\", \"predicted\": \"output 3\", \"count\": 3}, {\"true\": \"cat\", \"predicted\": \"dog\", \"count\": 1}]");
-  CHECK(class_accuracy(three_classes(), {"cat", "dog", "bird"}, 1).confusions.size() == 1);
+  CHECK(class_accuracy(three_class_counts(), {"cat", "dog", "bird"}, 1).confusions.size() == 1);
 }
 
 TEST_CASE("without the confusion matrix (too many classes to keep) per-class top-1 is still told", "[observe]") {
-  ClassCounts counts = three_classes();
+  ClassCounts counts = three_class_counts();
   counts.outputs = 0;
   counts.confusion.clear();
   const ClassAccuracy a = class_accuracy(counts, {"cat", "dog", "bird"});

@@ -15,8 +15,8 @@ using namespace cvtrain;
 
 namespace {
 
-struct Net : torch::nn::Module {
-  Net() {
+struct TwoLayerNet : torch::nn::Module {
+  TwoLayerNet() {
     fc1 = register_module("fc1", torch::nn::Linear(16, 32));
     bn = register_module("bn", torch::nn::BatchNorm1d(32));
     fc2 = register_module("fc2", torch::nn::Linear(32, 5));
@@ -38,7 +38,7 @@ OptimSpec spec_of(OptimizerKind name, OptimImplementation implementation) {
 
 // Two nets with the same weights, an optimizer of each implementation over them.
 struct Pair {
-  Net foreach_net, fused_net;
+  TwoLayerNet foreach_net, fused_net;
   std::unique_ptr<torch::optim::Optimizer> foreach_opt, fused_opt;
   explicit Pair(OptimizerKind name) {
     torch::NoGradGuard no_grad;
@@ -136,7 +136,7 @@ TEST_CASE("a foreach optimizer's state continues under the fused one, as a check
     Pair pair(name);
     for (int64_t s = 0; s < 4; ++s) pair.step(s, 0.02);
     // The fused side restarts from the foreach side's weights and state.
-    Net restarted;
+    TwoLayerNet restarted;
     {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < restarted.parameters().size(); ++i) restarted.parameters()[i].copy_(pair.foreach_net.parameters()[i]);

@@ -24,6 +24,7 @@ each stage and its shifted windows masked on the padded map.
     check_parity.py --probe build/tests/model_probe --arch resnet50
     check_parity.py --probe ... --exported model.safetensors --arch convnext_tiny --num-classes 10
     check_parity.py --probe ... --arch vit_base_patch16_224 --image-sizes 160 288
+    check_parity.py --probe ... --arch resnet50 --image-size 64   (any size: the suite's is small)
 """
 import argparse
 import json
@@ -37,7 +38,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 # Reference name -> cvtrain's model.arch.
-CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "convnext_tiny": "convnext_tiny",
+CVTRAIN_ARCH = {"resnet50": "resnet50", "vit_base_patch16_224": "vit_base_patch16", "vit_small_patch16_224": "vit_small_patch16",
+                "convnext_tiny": "convnext_tiny",
                 "deeplabv3_resnet50": "deeplabv3_resnet50", "fcn_resnet50": "fcn_resnet50", "segformer_b0": "segformer_b0",
                 "swin_tiny_patch4_window7_224": "swin_tiny_patch4_window7"}
 SEGMENTATION = {"deeplabv3_resnet50", "fcn_resnet50", "segformer_b0"}
@@ -172,12 +174,15 @@ def run_reference(model, images, loss_weights):
     return out
 
 
-def run_probe(probe, arch, weights, inputs, folder, extra=()):
-    output = os.path.join(folder, "probe_out.safetensors")
+def run_probe(probe, arch, weights, inputs, folder, with_checkpointing=False):
+    """cvtrain's outputs; with_checkpointing: also those of the same model, weights and buffers with
+    activation checkpointing (one probe builds and loads the model for both), as a pair."""
+    output, checkpointed = os.path.join(folder, "probe_out.safetensors"), os.path.join(folder, "probe_checkpointed.safetensors")
+    extra = ["--checkpointed-out", checkpointed] if with_checkpointing else []
     result = subprocess.run([probe, CVTRAIN_ARCH[arch], weights, inputs, output, *extra], capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"model_probe failed ({result.returncode}): {result.stderr.strip()}")
-    return load_file(output)
+    return (load_file(output), load_file(checkpointed)) if with_checkpointing else load_file(output)
 
 
 def compare(reference, cvtrain, label):
@@ -242,14 +247,17 @@ def saved_reference(args, folder):
     return model, weights
 
 
+def image_size(args):
+    return args.image_size or (128 if args.arch in SEGMENTATION else 224)
+
+
 def check_fresh_weights(args, folder):
     """Reference weights into cvtrain: same logits and gradients, also with grad checkpointing."""
     model, weights = saved_reference(args, folder)
-    size = 128 if args.arch in SEGMENTATION else 224
-    images, loss_weights, inputs = inputs_for(folder, classes_of(args), args.seed, size, args.arch in SEGMENTATION)
+    images, loss_weights, inputs = inputs_for(folder, classes_of(args), args.seed, image_size(args), args.arch in SEGMENTATION)
     reference = run_reference(model, images, loss_weights)
-    failures = compare(reference, run_probe(args.probe, args.arch, weights, inputs, folder), args.arch)
-    checkpointed = run_probe(args.probe, args.arch, weights, inputs, folder, ["--grad-checkpointing"])
+    plain, checkpointed = run_probe(args.probe, args.arch, weights, inputs, folder, with_checkpointing=True)
+    failures = compare(reference, plain, args.arch)
     failures += compare(reference, checkpointed, args.arch + " (grad checkpointing)")
     return failures
 
@@ -270,8 +278,7 @@ def check_exported(args, folder):
     """A file `cvtrain export` wrote loads into the reference as its docs say and computes what
     cvtrain computes."""
     model = reference_model(args.arch, args.num_classes, args.exported)
-    size = 128 if args.arch in SEGMENTATION else 224
-    images, loss_weights, inputs = inputs_for(folder, args.num_classes, args.seed, size, args.arch in SEGMENTATION)
+    images, loss_weights, inputs = inputs_for(folder, args.num_classes, args.seed, image_size(args), args.arch in SEGMENTATION)
     reference = run_reference(model, images, loss_weights)
     return compare(reference, run_probe(args.probe, args.arch, args.exported, inputs, folder), args.arch + " (exported)")
 
@@ -283,9 +290,14 @@ def main():
     parser.add_argument("--exported", help="check a file written by `cvtrain export` instead of fresh weights")
     parser.add_argument("--num-classes", type=int, default=1000, help="class count of the exported model")
     parser.add_argument("--image-sizes", type=int, nargs="+", help="ViT or Swin: load the 224-pixel weights at these sizes")
+    parser.add_argument("--image-size", type=int, help="of the images for fresh or exported weights (default 224, segmentation "
+                                                       "128); not for ViT and Swin, whose size is part of their weights")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    if args.image_size and args.arch.startswith(("vit_", "swin_")):
+        parser.error("--image-size: a ViT's or Swin's image size is part of its weights; --image-sizes resamples them")
+    if not os.environ.get("OMP_NUM_THREADS"):  # CTest gives a case that holds one processor one thread
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory() as folder:
         if args.exported:
             failures = check_exported(args, folder)

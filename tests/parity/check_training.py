@@ -90,7 +90,10 @@ def run_reference(recipe, size, scratch):
     # run under load, Gloo's rendezvous aborted rank 1 before training) is started again on a new port.
     for attempt in (1, 2):
         try:
-            torch.multiprocessing.spawn(reference_rank, args=(size, free_port(), recipe, result_path), nprocs=size)
+            # Forked, not spawned: the ranks start from this interpreter's imports (a spawned one spends
+            # seconds importing torch again), and nothing here has started a thread pool yet.
+            torch.multiprocessing.start_processes(reference_rank, args=(size, free_port(), recipe, result_path), nprocs=size,
+                                                  start_method="fork")
             break
         except torch.multiprocessing.ProcessExitedException as died:
             if attempt == 2:
@@ -123,13 +126,19 @@ def compare_steps(cv_steps, ref_steps, failures):
     return loss_diff, lr_diff
 
 
-def describe_loss_scale(ref_steps):
-    """fp16: how often GradScaler backed off (each time a step was skipped), and the last scale."""
+def overflows(ref_steps):
+    """fp16: how often GradScaler backed off (each time a step was skipped); None without loss scaling."""
     scales = [r[3] for r in ref_steps]
     if scales[0] is None:
+        return None
+    return sum(1 for before, after in zip([2.0**16] + scales, scales) if after < before)
+
+
+def describe_loss_scale(ref_steps):
+    """fp16: the overflows skipped and the last scale."""
+    if overflows(ref_steps) is None:
         return ""
-    backoffs = sum(1 for before, after in zip([2.0**16] + scales, scales) if after < before)
-    return f"; loss scale equal every step ({backoffs} overflow(s) skipped, last {scales[-1]:g})"
+    return f"; loss scale equal every step ({overflows(ref_steps)} overflow(s) skipped, last {ref_steps[-1][3]:g})"
 
 
 def compare_weights(cv_weights, ref_state, failures):
@@ -172,6 +181,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cvtrain", required=True)
     parser.add_argument("--recipe", required=True)
+    parser.add_argument("--expect-overflow", action="store_true", help="fp16: at least one step must overflow and be skipped")
     parser.add_argument("overrides", nargs="*", help="KEY=VALUE, given to cvtrain; the reference reads the saved recipe")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -181,6 +191,8 @@ def main():
         ref_steps, ref_epochs, ref_state = run_reference(recipe, world_size(recipe), out)
     val_samples = recipe["data"]["max_val_samples"] or 10000
     failures = compare(cv_steps, cv_epochs, cv_weights, ref_steps, ref_epochs, ref_state, val_samples)
+    if args.expect_overflow and not overflows(ref_steps):
+        failures.append("no step overflowed: the skip path went untested (give the run more steps or a larger lr)")
     for failure in failures:
         print("MISMATCH:", failure)
     sys.exit(1 if failures else 0)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """cvtrain against a real MLflow server: `mlflow server` from the venv (sqlite, artifacts served, a
-free local port) and MLflow's own Python client reading back what cvtrain sent.
+free local port), started once for the suite by mlflow_server.py (the CTest fixture) and named with
+--server, and MLflow's own Python client reading back what cvtrain sent.
 
 Cases (--cases, comma-separated):
   run      a run: every metrics.jsonl value at its step, params equal to recipe.yaml, cvtrain's tags
@@ -26,47 +27,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import yaml
 from mlflow.tracking import MlflowClient
 
+from mlflow_server import Server
+
 SECRET = "cvtrain-test-token-7f3a9c"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """`mlflow server` on a sqlite file, artifacts served; stop() kills it, start() brings it back on the same port and data."""
-
-    def __init__(self, folder):
-        self.folder, self.port, self.process = folder, free_port(), None
-        self.uri = f"http://127.0.0.1:{self.port}"
-
-    def start(self):
-        mlflow = os.path.join(os.path.dirname(sys.executable), "mlflow")
-        log = open(os.path.join(self.folder, "server.log"), "a")
-        self.process = subprocess.Popen(
-            [mlflow, "server", "--backend-store-uri", f"sqlite:///{self.folder}/mlflow.db", "--artifacts-destination",
-             f"{self.folder}/artifacts", "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(self.uri + "/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-        raise SystemExit(f"mlflow server did not answer on {self.uri} within 180 s; see {self.folder}/server.log")
-
-    def stop(self):
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
 
 
 def cvtrain(args, env=None, check=True):
@@ -77,7 +44,7 @@ def cvtrain(args, env=None, check=True):
 
 
 def quick(output, uri, *more):
-    return ["--recipe", ARGS.recipe, "data.max_samples=512", "data.max_val_samples=256", "train.epochs=2", "train.global_batch=64",
+    return ["--recipe", ARGS.recipe, "data.max_samples=256", "data.max_val_samples=128", "train.epochs=2", "train.global_batch=64",
             "train.log_every=2", f"output={output}", f"track.mlflow.uri={uri}", "track.mlflow.experiment=cvtrain-e2e", *more]
 
 
@@ -271,7 +238,7 @@ def case_sweep(server, work):
 
 def case_outage(server, work):
     folder = os.path.join(work, "outage")
-    training = subprocess.Popen([ARGS.cvtrain] + quick(folder, server.uri, "data.max_samples=4096", "train.log_every=1"),
+    training = subprocess.Popen([ARGS.cvtrain] + quick(folder, server.uri, "data.max_samples=2048", "train.log_every=1"),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     client = MlflowClient(server.uri)
     deadline = time.time() + 300
@@ -306,19 +273,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cvtrain", required=True)
     parser.add_argument("--recipe", required=True)
+    parser.add_argument("--server", required=True, help="the folder `mlflow_server.py start` ran on")
     parser.add_argument("--cases", default="run,resume,sweep,outage")
     ARGS = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cvtrain-mlflow-") as work:
         os.environ.pop("MLFLOW_TRACKING_URI", None)
         os.environ.update(MLFLOW_DISABLE_TELEMETRY="true", DO_NOT_TRACK="true")  # the server and client stay off the network
-        server = Server(work)
-        server.start()
-        try:
-            for case in ARGS.cases.split(","):
-                {"run": case_run, "resume": case_resume, "sweep": case_sweep, "outage": case_outage}[case](server, work)
-        finally:
-            if server.process.poll() is None:
-                server.stop()
+        server = Server.attach(ARGS.server)
+        for case in ARGS.cases.split(","):
+            {"run": case_run, "resume": case_resume, "sweep": case_sweep, "outage": case_outage}[case](server, work)
 
 
 if __name__ == "__main__":

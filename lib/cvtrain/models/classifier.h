@@ -37,6 +37,9 @@ class Classifier : public torch::nn::Module {
   // The residual blocks in forward order; empty for models without them.
   const std::vector<torch::nn::Module*>& blocks() const { return block_modules_; }
   void set_block_hooks(BlockHooks* hooks) { hooks_ = hooks; }
+  // model.grad_checkpointing, as built; switchable, since only run_block reads it (the parity probe
+  // runs one model both ways).
+  void set_grad_checkpointing(bool on) { grad_checkpointing_ = on; }
 
  protected:
   // Models register their blocks once, in forward order, and run each through run_block.
