@@ -54,7 +54,7 @@ class HostJpegDecoder : public JpegBatchDecoder {
         out.push_back(DeviceWindow{});
         continue;
       }
-      const Image image = decode_image(*files[i], "a file in the batch");
+      const Image image = decode_image(*files[i], "a file in the batch", {}, JpegChroma::replicated);
       at::Tensor pixels = at::from_blob(const_cast<uint8_t*>(image.pixels.data()), {image.height, image.width, 3}, at::kByte).clone();
       const PixelRect& r = regions[i];
       if (!regions_ || r.width == 0) {

@@ -12,6 +12,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/recipe/recipe.h"
@@ -52,10 +53,10 @@ TEST_CASE("JPEG decodes at DCT scales, and the scale chosen still covers the cro
   const auto jpeg = encode_jpeg_pixels(smooth_rgb(800, 600), 800, 600, TJPF_RGB);
   REQUIRE(jpeg_size(jpeg, "x.jpg").has_value());
   CHECK(jpeg_size(jpeg, "x.jpg")->width == 800);
-  const Image half = decode_image(jpeg, "x.jpg", JpegScale{1, 2});
+  const Image half = decode_image(jpeg, "x.jpg", JpegScale{1, 2}, JpegChroma::replicated);
   CHECK(half.width == 400);
   CHECK(half.height == 300);
-  const Image eighth = decode_image(jpeg, "x.jpg", JpegScale{1, 8});
+  const Image eighth = decode_image(jpeg, "x.jpg", JpegScale{1, 8}, JpegChroma::replicated);
   CHECK(eighth.width == 100);
   // A 600x600 crop to 224: 3/8 gives 225 >= 224 (1/4 would give 150).
   const JpegScale s = jpeg_scale_covering({800, 600}, {600, 600}, {224, 224});
@@ -69,8 +70,8 @@ TEST_CASE("JPEG decodes at DCT scales, and the scale chosen still covers the cro
 TEST_CASE("a window decode has exactly the pixels of a full decode at the same scale", "[data]") {
   const auto jpeg = encode_jpeg_pixels(smooth_rgb(640, 480), 640, 480, TJPF_RGB);
   for (const JpegScale scale : {JpegScale{1, 1}, JpegScale{1, 2}, JpegScale{3, 8}}) {
-    const Image full = decode_image(jpeg, "x.jpg", scale);
-    const ImageWindow window = decode_jpeg_window(jpeg, "x.jpg", scale, PixelRect{170, 95, 300, 210});
+    const Image full = decode_image(jpeg, "x.jpg", scale, JpegChroma::replicated);
+    const ImageWindow window = decode_jpeg_window(jpeg, "x.jpg", scale, PixelRect{170, 95, 300, 210}, JpegChroma::replicated);
     CHECK(window.full.width == full.width);
     CHECK(window.full.height == full.height);
     // The window covers the region (scaled) and is no taller than it needs to be.
@@ -92,9 +93,9 @@ TEST_CASE("a window decode has exactly the pixels of a full decode at the same s
 TEST_CASE("a truncated JPEG fails when the crop needs the missing rows, and only then", "[data]") {
   const auto jpeg = encode_jpeg_pixels(smooth_rgb(256, 256), 256, 256, TJPF_RGB);
   const std::vector<uint8_t> half(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() * 6 / 10));
-  CHECK_THROWS_WITH(decode_image(half, "half.jpg"), Catch::Contains("half.jpg") && Catch::Contains("truncated"));
-  CHECK_THROWS_WITH(decode_jpeg_window(half, "half.jpg", {}, PixelRect{0, 200, 64, 50}), Catch::Contains("truncated"));
-  CHECK_NOTHROW(decode_jpeg_window(half, "half.jpg", {}, PixelRect{0, 0, 64, 40}));
+  CHECK_THROWS_WITH(decode_view(half, "half.jpg", ImageView::exact), Catch::Contains("half.jpg") && Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(decode_jpeg_window(half, "half.jpg", {}, PixelRect{0, 200, 64, 50}, JpegChroma::replicated), Catch::Contains("truncated"));
+  CHECK_NOTHROW(decode_jpeg_window(half, "half.jpg", {}, PixelRect{0, 0, 64, 40}, JpegChroma::replicated));
 }
 
 TEST_CASE("the scaled decode path gives what full-size decoding gives", "[data]") {
@@ -115,7 +116,7 @@ TEST_CASE("the scaled decode path gives what full-size decoding gives", "[data]"
 
 TEST_CASE("grayscale and CMYK JPEGs decode to RGB", "[data]") {
   const std::vector<uint8_t> gray(16 * 16, 90);
-  const Image g = decode_image(encode_jpeg_pixels(gray, 16, 16, TJPF_GRAY), "gray.jpg");
+  const Image g = decode_view(encode_jpeg_pixels(gray, 16, 16, TJPF_GRAY), "gray.jpg", ImageView::exact);
   CHECK(g.channels == 3);
   CHECK(std::abs(int{g.pixels[0]} - 90) <= 2);
   CHECK(g.pixels[0] == g.pixels[1]);
@@ -124,7 +125,7 @@ TEST_CASE("grayscale and CMYK JPEGs decode to RGB", "[data]") {
   // green 128, blue 0.
   std::vector<uint8_t> cmyk;
   for (int i = 0; i < 16 * 16; ++i) cmyk.insert(cmyk.end(), {255, 128, 0, 255});
-  const Image c = decode_image(encode_jpeg_pixels(cmyk, 16, 16, TJPF_CMYK), "cmyk.jpg");
+  const Image c = decode_view(encode_jpeg_pixels(cmyk, 16, 16, TJPF_CMYK), "cmyk.jpg", ImageView::exact);
   CHECK(c.channels == 3);
   CHECK(std::abs(int{c.pixels[0]} - 255) <= 4);
   CHECK(std::abs(int{c.pixels[1]} - 128) <= 4);
@@ -134,7 +135,7 @@ TEST_CASE("grayscale and CMYK JPEGs decode to RGB", "[data]") {
 TEST_CASE("PNGs with alpha, 16 bits or one channel decode to 8-bit RGB", "[data]") {
   std::vector<uint8_t> rgba;
   for (int i = 0; i < 4 * 3; ++i) rgba.insert(rgba.end(), {200, 100, 50, 7});
-  const Image a = decode_image(encode_png(rgba, 4, 3, 6, 8), "alpha.png");
+  const Image a = decode_view(encode_png(rgba, 4, 3, 6, 8), "alpha.png", ImageView::exact);
   CHECK(a.channels == 3);
   CHECK(a.width == 4);
   CHECK(a.pixels == std::vector<uint8_t>{200, 100, 50, 200, 100, 50, 200, 100, 50, 200, 100, 50,
@@ -142,10 +143,10 @@ TEST_CASE("PNGs with alpha, 16 bits or one channel decode to 8-bit RGB", "[data]
                                          200, 100, 50, 200, 100, 50, 200, 100, 50, 200, 100, 50});
   std::vector<uint8_t> deep;  // 16-bit big-endian: 0xC800 -> 200
   for (int i = 0; i < 2 * 2 * 3; ++i) deep.insert(deep.end(), {0xC8, 0x00});
-  const Image d = decode_image(encode_png(deep, 2, 2, 2, 16), "deep.png");
+  const Image d = decode_view(encode_png(deep, 2, 2, 2, 16), "deep.png", ImageView::exact);
   CHECK(d.channels == 3);
   CHECK(d.pixels[0] == 200);
-  const Image gray = decode_image(encode_png(std::vector<uint8_t>(9, 33), 3, 3, 0, 8), "gray.png");
+  const Image gray = decode_view(encode_png(std::vector<uint8_t>(9, 33), 3, 3, 0, 8), "gray.png", ImageView::exact);
   CHECK(gray.channels == 3);
   CHECK(gray.pixels[4] == 33);
 }
@@ -153,7 +154,7 @@ TEST_CASE("PNGs with alpha, 16 bits or one channel decode to 8-bit RGB", "[data]
 TEST_CASE("an EXIF orientation is not applied, as Pillow and torchvision's loader do not, so every format reads as stored", "[data]") {
   std::vector<uint8_t> rgb(4 * 2 * 3, 0);  // 4 wide, 2 high; the top-left pixel red
   rgb[0] = 255;
-  const Image image = decode_image(encode_png(rgb, 4, 2, 2, 8, 6), "phone.png");
+  const Image image = decode_view(encode_png(rgb, 4, 2, 2, 8, 6), "phone.png", ImageView::exact);
   CHECK(image.width == 4);
   CHECK(image.height == 2);
   CHECK(image.pixels[0] == 255);
@@ -180,7 +181,7 @@ TEST_CASE("a PNG libpng refuses is an error with libpng's words, and libpng prin
   dup2(file, 2);
   std::string message;
   try {
-    decode_image(png, "spoiled.png");
+    decode_view(png, "spoiled.png", ImageView::exact);
   } catch (const Error& e) {
     message = e.what();
   }
@@ -194,12 +195,32 @@ TEST_CASE("a PNG libpng refuses is an error with libpng's words, and libpng prin
 
 TEST_CASE("empty, truncated and non-image bytes are errors naming the file", "[data]") {
   const auto jpeg = encode_jpeg(64, 64, 100);
-  CHECK_THROWS_WITH(decode_image({}, "zero.jpg"), Catch::Contains("zero.jpg") && Catch::Contains("empty"));
+  CHECK_THROWS_WITH(decode_view({}, "zero.jpg", ImageView::exact), Catch::Contains("zero.jpg") && Catch::Contains("empty"));
   const std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 2));
-  CHECK_THROWS_WITH(decode_image(cut, "cut.jpg"), Catch::Contains("cut.jpg"));
+  CHECK_THROWS_WITH(decode_view(cut, "cut.jpg", ImageView::exact), Catch::Contains("cut.jpg"));
   const std::vector<uint8_t> header_only(jpeg.begin(), jpeg.begin() + 12);
-  CHECK_THROWS_WITH(decode_image(header_only, "stub.jpg"),
+  CHECK_THROWS_WITH(decode_view(header_only, "stub.jpg", ImageView::exact),
                     Catch::StartsWith("stub.jpg: truncated JPEG (the file ends after 12 bytes, before its image data"));
-  CHECK_THROWS_WITH(decode_image({'h', 'e', 'l', 'l', 'o'}, "notes.png"), Catch::Equals("notes.png: text, not an image: 'hello'"));
-  CHECK_THROWS_WITH(decode_image({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}, "anim.jpg"), Catch::StartsWith("anim.jpg: a GIF"));
+  CHECK_THROWS_WITH(decode_view({'h', 'e', 'l', 'l', 'o'}, "notes.png", ImageView::exact), Catch::Equals("notes.png: text, not an image: 'hello'"));
+  CHECK_THROWS_WITH(decode_view({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}, "anim.jpg", ImageView::exact), Catch::StartsWith("anim.jpg: a GIF"));
+}
+
+TEST_CASE("every view but classification's decodes as Pillow, full size with chroma smoothed, as one table decides", "[data]") {
+  CHECK(view_decode(ImageView::exact).chroma == JpegChroma::smooth);
+  CHECK(view_decode(ImageView::exact).scaling == DctScaling::none);
+  CHECK(view_decode(ImageView::classification_center).chroma == JpegChroma::smooth);
+  CHECK(view_decode(ImageView::classification_center).scaling == DctScaling::halving);
+  CHECK(view_decode(ImageView::classification_crop).chroma == JpegChroma::replicated);
+  CHECK(view_decode(ImageView::classification_crop).scaling == DctScaling::covering_crop);
+  // Red and blue halves in 4:2:0: the two upsamplings differ along the colour edge, and the exact
+  // view has the smoothed pixels.
+  std::vector<uint8_t> halves(32 * 16 * 3, 0);
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 32; ++x) halves[static_cast<size_t>(y * 32 + x) * 3 + (x < 15 ? 0 : 2)] = 255;
+  const auto jpeg = encode_jpeg_pixels(halves, 32, 16, TJPF_RGB);
+  const Image exact = decode_view(jpeg, "halves.jpg", ImageView::exact);
+  CHECK(exact.pixels == decode_image(jpeg, "halves.jpg", {}, JpegChroma::smooth).pixels);
+  CHECK(exact.pixels != decode_image(jpeg, "halves.jpg", {}, JpegChroma::replicated).pixels);
+  CHECK(view_jpeg_scale(DctScaling::none, {800, 600}, {800, 600}, {100, 75}).den == 1);
+  CHECK(view_jpeg_scale(DctScaling::halving, {800, 600}, {800, 600}, {100, 75}).den == 8);
 }

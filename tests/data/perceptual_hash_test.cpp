@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/perceptual_hash.h"
 #include "image_files.h"
 
@@ -21,7 +22,7 @@ uint64_t hash_of(const Image& image) {
 }
 
 Image jpeg_round_trip(const Image& image, int quality) {
-  return decode_image(encode_jpeg_pixels(image.pixels, image.width, image.height, TJPF_RGB, quality), "q.jpg");
+  return decode_view(encode_jpeg_pixels(image.pixels, image.width, image.height, TJPF_RGB, quality), "q.jpg", ImageView::exact);
 }
 
 Image gray(const Image& image) {

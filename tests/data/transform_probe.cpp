@@ -14,6 +14,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/dataset.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/sample_pipeline.h"
 #include "cvtrain/recipe/recipe.h"
@@ -41,7 +42,7 @@ ImageSize source_size(const Dataset& dataset, size_t index) {
   const RawSample raw = dataset.read(index);
   if (const auto jpeg = jpeg_size(raw.encoded, dataset.describe(index))) return *jpeg;
   if (const auto header = image_header_size(raw.encoded)) return *header;
-  const Image image = decode_image(raw.encoded, dataset.describe(index));
+  const Image image = decode_view(raw.encoded, dataset.describe(index), ImageView::exact);
   return ImageSize{image.width, image.height};
 }
 

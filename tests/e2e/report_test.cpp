@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "run_shell.h"
 
 using cvtrain::testing::read_text;
@@ -100,7 +101,7 @@ cvtrain::Image screenshot(const TempDir& dir, const std::string& page, int width
   REQUIRE(shot.exit_code == 0);
   const std::string kept = std::string(CVTRAIN_TEST_BINARY_DIR) + "/" + keep;
   std::filesystem::copy_file(dir.file("shot.png"), kept, std::filesystem::copy_options::overwrite_existing);
-  return cvtrain::decode_image(read_bytes(dir.file("shot.png")), kept);
+  return cvtrain::decode_view(read_bytes(dir.file("shot.png")), kept, cvtrain::ImageView::exact);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/idx_dataset.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_list.h"
 #include "cvtrain/data/shard_dataset.h"
@@ -17,7 +18,7 @@ namespace cvtrain {
 Image Dataset::load(size_t index) const {
   RawSample raw = read(index);
   if (raw.has_pixels()) return std::move(raw.image);
-  return decode_image(raw.encoded, describe(index));
+  return decode_view(raw.encoded, describe(index), ImageView::exact);
 }
 
 std::vector<std::string> Dataset::class_names() const {

@@ -10,6 +10,7 @@
 #include "cvtrain/core/text.h"
 #include "cvtrain/data/idx_dataset.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/image_list.h"
@@ -53,7 +54,7 @@ SampleFacts examine(const Dataset& dataset, size_t index, bool decode, int64_t m
         facts.coding ? std::optional<ImageSize>(ImageSize{facts.coding->width, facts.coding->height}) : image_header_size(raw.encoded);
     if (facts.size) check_image_pixels(*facts.size, max_image_pixels, dataset.describe(index));
     if (decode || !facts.size || facts.format.empty()) {
-      const Image image = decode_image(raw.encoded, dataset.describe(index));
+      const Image image = decode_view(raw.encoded, dataset.describe(index), ImageView::exact);
       facts.size = ImageSize{image.width, image.height};
       if (decode) facts.look = perceptual_hash(image);
     }

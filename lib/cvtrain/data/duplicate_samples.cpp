@@ -11,6 +11,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/perceptual_hash.h"
 #include "cvtrain/data/strided_threads.h"
 
@@ -81,7 +82,7 @@ struct Candidates {
 
 // A read sample's pixels: decoded, or as the format holds them.
 Image pixels_of(RawSample raw, const std::string& name) {
-  return raw.has_pixels() ? std::move(raw.image) : decode_image(raw.encoded, name);
+  return raw.has_pixels() ? std::move(raw.image) : decode_view(raw.encoded, name, ImageView::exact);
 }
 
 Image picture(const Dataset& set, size_t index) { return pixels_of(set.read(index), set.describe(index)); }

@@ -205,9 +205,9 @@ ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::str
   return run_or_throw(std::move(job), name).window;
 }
 
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale) {
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, JpegChroma chroma) {
   if (bytes.empty()) throw Error(fmt::format("{}: empty file", name));
-  if (is_jpeg(bytes)) return decode_jpeg_window(bytes, name, scale, PixelRect{}).image;
+  if (is_jpeg(bytes)) return decode_jpeg_window(bytes, name, scale, PixelRect{}, chroma).image;
   if (is_png(bytes)) {
     if (const std::optional<std::string> damage = png_damage(bytes)) throw Error(fmt::format("{}: {}", name, *damage));
     return decode_png(bytes, name);

@@ -46,11 +46,12 @@ enum class JpegChroma { replicated, smooth };
 // before the last row needed is an error; damage below the region goes unnoticed, so whether a
 // truncated file is usable depends only on (file, region).
 ImageWindow decode_jpeg_window(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, PixelRect region,
-                               JpegChroma chroma = JpegChroma::replicated);
+                               JpegChroma chroma);
 
 // Decodes a whole image to RGB (grayscale and CMYK JPEGs converted; alpha dropped; 16-bit reduced
-// to 8). JPEGs are decoded at `scale`; other formats always at full size. Throws Error naming
-// `name` for empty, truncated, corrupt or unsupported data.
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale = {});
+// to 8). JPEGs are decoded at `scale` with `chroma`; other formats always at full size. Throws Error
+// naming `name` for empty, truncated, corrupt or unsupported data. Which scale and chroma a view of
+// an image takes is image_views.h's to say (decode_view).
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, JpegScale scale, JpegChroma chroma);
 
 }  // namespace cvtrain

@@ -7,6 +7,7 @@
 
 #include "cvtrain/core/error.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_ops.h"
 
@@ -42,7 +43,7 @@ RawSample ImageFilesDataset::read(size_t index) const {
   RawSample sample;
   sample.encoded = read_file_bytes(files_[index]);
   if (channels_ == 3) return sample;
-  Image rgb = decode_image(sample.encoded, files_[index]);
+  Image rgb = decode_view(sample.encoded, files_[index], ImageView::exact);
   Image& gray = sample.image;
   gray.width = rgb.width;
   gray.height = rgb.height;

@@ -7,10 +7,12 @@
 
 #include <cstring>
 
+#include "cvtrain/data/png_decode.h"
+
 namespace cvtrain {
 namespace {
 
-constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+constexpr size_t kSignatureBytes = 8;  // is_png's (png_decode.h)
 constexpr uint32_t kMaxChunkLength = 0x7fffffffu;  // the specification's limit
 
 uint32_t big_endian(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]; }
@@ -21,8 +23,8 @@ bool critical(const std::string& type) { return !type.empty() && type[0] >= 'A' 
 }  // namespace
 
 std::optional<std::string> png_damage(const std::vector<uint8_t>& bytes) {
-  if (bytes.size() < sizeof kSignature || std::memcmp(bytes.data(), kSignature, sizeof kSignature) != 0) return std::nullopt;
-  size_t at = sizeof kSignature;
+  if (!is_png(bytes)) return std::nullopt;
+  size_t at = kSignatureBytes;
   std::string last = "the signature";
   while (at < bytes.size()) {
     const size_t left = bytes.size() - at;

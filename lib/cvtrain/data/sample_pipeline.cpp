@@ -9,6 +9,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/data/image_decode.h"
 #include "cvtrain/data/image_header.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/jpeg_coding.h"
 
 namespace cvtrain {
@@ -45,8 +46,8 @@ bool decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
   ImageSize size;
   CropPlan plan;
   if (const auto jpeg = raw.has_pixels() ? std::nullopt : jpeg_size(raw.encoded, name)) {
-    // JPEG: plan on the header's size, then decode only what the plan needs, as small as it allows;
-    // the center view as Pillow decodes (smooth chroma, full size unless twice the resize).
+    // JPEG: plan on the header's size, then decode only what the plan needs, at the scale and chroma
+    // its view takes (image_views.h).
     size = *jpeg;
     check_image_pixels(size, t.max_image_pixels, name);
     plan = plan_sample(size, t, key);
@@ -55,18 +56,18 @@ bool decode_and_transform(const Dataset& dataset, size_t source, const SampleTra
       add_timings(timings, started, read_ns);
       return true;
     }
-    const int side = static_cast<int>(t.image_size);
     const bool center_view = plan.resized_width > 0;
-    const JpegScale scale = center_view ? jpeg_scale_halving(size, ImageSize{plan.resized_width, plan.resized_height})
-                                        : jpeg_scale_covering(size, ImageSize{plan.width, plan.height}, ImageSize{side, side});
-    window = decode_jpeg_window(raw.encoded, name, scale, PixelRect{plan.x, plan.y, plan.width, plan.height},
-                                center_view ? JpegChroma::smooth : JpegChroma::replicated);
+    const ViewDecode decode = view_decode(center_view ? ImageView::classification_center : ImageView::classification_crop);
+    const int side = static_cast<int>(t.image_size);
+    const ImageSize out = center_view ? ImageSize{plan.resized_width, plan.resized_height} : ImageSize{side, side};
+    window = decode_jpeg_window(raw.encoded, name, view_jpeg_scale(decode.scaling, size, ImageSize{plan.width, plan.height}, out),
+                                PixelRect{plan.x, plan.y, plan.width, plan.height}, decode.chroma);
     if (timings && is_progressive(raw.encoded)) timings->progressive.fetch_add(1, std::memory_order_relaxed);
   } else {
     // Other formats: refused on the header's size where it tells one, before a decode allocates it.
     if (const auto header = raw.has_pixels() ? std::nullopt : image_header_size(raw.encoded))
       check_image_pixels(*header, t.max_image_pixels, name);
-    Image image = raw.has_pixels() ? std::move(raw.image) : decode_image(raw.encoded, name);
+    Image image = raw.has_pixels() ? std::move(raw.image) : decode_view(raw.encoded, name, ImageView::classification_crop);  // not a JPEG
     size = ImageSize{image.width, image.height};
     check_image_pixels(size, t.max_image_pixels, name);
     plan = plan_sample(size, t, key);

@@ -9,6 +9,7 @@
 #include "cvtrain/core/rng.h"
 #include "cvtrain/core/timer.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/resample.h"
 #include "cvtrain/data/sampler.h"
 
@@ -26,7 +27,7 @@ std::pair<Image, LabelMask> SegmentationBatches::load(size_t index) {
   const RawSample raw = dataset_.read_image(index);
   const double read_s = read_clock.seconds();
   const Stopwatch decode_clock;
-  Image image = decode_image(raw.encoded, dataset_.image_name(index));
+  Image image = decode_view(raw.encoded, dataset_.image_name(index), ImageView::exact);
   LabelMask mask = dataset_.read_mask(index);
   if (mask.width != image.width || mask.height != image.height)
     throw Error(fmt::format("{}: the mask is {}x{}, its image {} is {}x{}; a mask labels its image's pixels one for one",

@@ -11,6 +11,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_folder.h"
 #include "cvtrain/data/image_list.h"
 #include "cvtrain/data/shard_dataset.h"
@@ -377,7 +378,7 @@ std::vector<uint8_t> SegmentationDataset::read_mask_bytes(size_t index) const { 
 LabelMask SegmentationDataset::read_mask(size_t index) const { return decode_mask(read_mask_bytes(index), mask_name(index), coding_); }
 
 std::pair<Image, LabelMask> SegmentationDataset::load(size_t index) const {
-  Image image = decode_image(read_image(index).encoded, image_name(index));
+  Image image = decode_view(read_image(index).encoded, image_name(index), ImageView::exact);
   LabelMask mask = read_mask(index);
   if (mask.width != image.width || mask.height != image.height)
     throw Error(fmt::format("{}: the mask is {}x{}, its image {} is {}x{}; a mask labels its image's pixels one for one", mask_name(index),

@@ -10,6 +10,7 @@
 #include "cvtrain/core/error.h"
 #include "cvtrain/core/text.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/strided_threads.h"
 
@@ -26,7 +27,7 @@ struct PairFindings {
 ImageSize stored_size(const std::vector<uint8_t>& bytes, const std::string& name) {
   if (const auto size = jpeg_size(bytes, name)) return *size;
   if (const auto size = image_header_size(bytes)) return *size;
-  const Image decoded = decode_image(bytes, name);  // a format whose header is not read here (TIFF), or no image: its error
+  const Image decoded = decode_view(bytes, name, ImageView::exact);  // a format whose header is not read here (TIFF), or no image: its error
   return {decoded.width, decoded.height};
 }
 

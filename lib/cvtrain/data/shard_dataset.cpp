@@ -19,6 +19,7 @@
 #include "cvtrain/core/log.h"
 #include "cvtrain/core/text_file.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_header.h"
 #include "cvtrain/data/jpeg_coding.h"
 #include "cvtrain/data/strided_threads.h"
@@ -276,10 +277,10 @@ Packed pack_image(const Dataset& source, size_t index, const PackOptions& option
     if (const auto header = size ? size : image_header_size(raw.encoded)) check_image_pixels(*header, options.max_image_pixels, name);
     const bool small_enough = size && (options.resize <= 0 || std::min(size->width, size->height) <= options.resize);
     if (small_enough) {
-      decode_image(raw.encoded, name);  // a corrupt file is skipped now, not at training time
+      decode_view(raw.encoded, name, ImageView::exact);  // a corrupt file is skipped now, not at training time
       return stored_as_is(std::move(raw.encoded), *size, name, options);
     }
-    raw.image = decode_image(raw.encoded, name);
+    raw.image = decode_view(raw.encoded, name, ImageView::exact);
     if (options.keep_other_formats && options.resize <= 0)
       return image_record(std::move(raw.encoded), ImageSize{raw.image.width, raw.image.height}, false, false);
   }

@@ -18,6 +18,7 @@
 #include "cvtrain/data/batch_loader.h"
 #include "cvtrain/data/device_feeder.h"
 #include "cvtrain/data/image_decode.h"
+#include "cvtrain/data/image_views.h"
 #include "cvtrain/data/image_files.h"
 #include "cvtrain/data/joint_transforms.h"
 #include "cvtrain/data/label_mask.h"
@@ -45,7 +46,7 @@ class FittedImages : public BatchMaker {
     Batch batch;
     batch.first_sample = static_cast<int64_t>(index);
     try {
-      const Image image = decode_image(files_.read(index).encoded, files_.describe(index));
+      const Image image = decode_view(files_.read(index).encoded, files_.describe(index), ImageView::exact);
       const ImageSize fitted = evaluation_size({image.width, image.height}, augment_);
       batch.images = at::empty({1, fitted.height, fitted.width, 3}, at::kByte);
       write_fitted(image, fitted, batch.images.data_ptr<uint8_t>());
