@@ -366,7 +366,7 @@ TEST_CASE("check --no-paths checks a GPU recipe on a machine without one and lis
 
 // The quickstart is where most people start their own folder of photos: the class folders win over
 // the recipe's Fashion-MNIST names, and each key the new data makes wrong names the override that fixes it.
-TEST_CASE("the quickstart trains a folder of one's own images, and every key the data makes wrong names its override", "[e2e]") {
+TEST_CASE("the quickstart trains a folder of one's own images, every key the data makes wrong names its override, and predict uses its names", "[e2e]") {
   TempDir dir;
   write_red_blue_folder(dir, "photos", 8);
   for (int i = 0; i < 8; ++i) cvtrain::testing::write_bytes(dir, "photos/green/" + std::to_string(i) + ".jpg", cvtrain::testing::encode_jpeg(44, 44, 40, 40));
@@ -384,6 +384,14 @@ TEST_CASE("the quickstart trains a folder of one's own images, and every key the
   REQUIRE(trained.exit_code == 0);
   CHECK_THAT(trained.output, Catch::Contains("data.class_names") && Catch::Contains("left aside: " + dir.file("photos") + " names its classes itself"));
   CHECK(read_text(dir.file("run/checkpoints/step-00000002/classes.txt")) == "blue\ngreen\nred\n");
+  // predict names what the run trained on, not the quickstart's Fashion-MNIST names left in its
+  // recipe; the 7 outputs of the quickstart's 10 that no class trained are numbered.
+  const RunResult predicted = run_cvtrain("predict --checkpoint " + dir.file("run") + " " + dir.file("photos/red/0.jpg") + " --top-k 10", dir);
+  INFO(predicted.output);
+  CHECK(predicted.exit_code == 0);
+  CHECK_THAT(predicted.output, Catch::Contains("class names from " + dir.file("run/checkpoints/step-00000002/classes.txt")));
+  CHECK_THAT(predicted.output, Catch::Contains("red ") && Catch::Contains("green ") && Catch::Contains("blue ") &&
+                                   Catch::Contains(", 9 ") && !Catch::Contains("T-shirt") && !Catch::Contains("Trouser"));
   CHECK_THAT(run_cvtrain("check " + colour, dir).output, Catch::Contains("# note: ") && Catch::Contains("names its classes itself"));
 }
 

@@ -55,7 +55,7 @@ TEST_CASE("cvtrain predict: a checkpoint labels image files as its run's evaluat
   INFO(run.output << read_text(dir.file("train.log")));
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.output, Catch::Contains("000.png: ") && Catch::Contains("... 280 more in " + dir.file("run/predictions.csv")) &&
-                             Catch::Contains("class names from data.class_names"));
+                             Catch::Contains("class names from " + dir.file("run/checkpoints/")) && Catch::Contains("/classes.txt"));
 
   std::string csv = read_text(dir.file("run/predictions.csv"));
   REQUIRE_THAT(csv, Catch::EndsWith("\n"));

@@ -48,7 +48,7 @@ std::vector<std::string> numbers_from(size_t first, int64_t count, std::vector<s
 
 // One name per line in label order, as timm's --class-map, a checkpoint's classes.txt and an
 // exported file's metadata hold them; blank lines at the end are no classes.
-std::vector<std::string> names_in_text(const std::string& text, const std::string& source, int64_t classes) {
+std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> names;
   size_t start = 0;
   while (start < text.size()) {
@@ -60,10 +60,26 @@ std::vector<std::string> names_in_text(const std::string& text, const std::strin
     start = end + 1;
   }
   while (!names.empty() && names.back().empty()) names.pop_back();
+  return names;
+}
+
+// A names file given for this model: one name per output.
+std::vector<std::string> names_in_text(const std::string& text, const std::string& source, int64_t classes) {
+  std::vector<std::string> names = lines_of(text);
   if (static_cast<int64_t>(names.size()) != classes)
     throw Error(
         fmt::format("{}: {} class name(s), one per line, but the model has model.num_classes {} outputs", source, names.size(), classes));
   return names;
+}
+
+// The names a run trained with: its data's classes, which may be fewer than the head's outputs (a
+// recipe's num_classes left larger); the outputs no class trained are numbered.
+std::vector<std::string> trained_names(const std::string& text, const std::string& source, int64_t classes) {
+  std::vector<std::string> names = lines_of(text);
+  if (static_cast<int64_t>(names.size()) > classes)
+    throw Error(fmt::format("{}: {} class name(s), but the model has model.num_classes {} outputs", source, names.size(), classes));
+  const size_t named = names.size();
+  return numbers_from(named, classes, std::move(names));
 }
 
 std::vector<std::string> names_in_file(const std::string& path, int64_t classes) {
@@ -161,12 +177,14 @@ std::vector<std::string> prediction_class_names(const Recipe& recipe, const std:
     from = classes_file;
     return names_in_file(classes_file, classes);
   }
+  // The names the run trained with come before the saved recipe's data.class_names: a run made
+  // from the quickstart on a folder of photos keeps the quickstart's names in its recipe, left aside.
+  if (const std::optional<std::string> kept = names_kept_with(weights_file, in_checkpoint, from))
+    return trained_names(*kept, from, classes);
   if (!recipe.data.class_names.empty()) {
     from = "data.class_names";
     return numbers_from(recipe.data.class_names.size(), classes, recipe.data.class_names);
   }
-  if (const std::optional<std::string> kept = names_kept_with(weights_file, in_checkpoint, from))
-    return names_in_text(*kept, from, classes);
   if (!recipe.data.train.empty() && names_classes(recipe.data.format)) {
     try {
       if (auto names = class_names_at(recipe.data, recipe.data.train)) {
